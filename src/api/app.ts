@@ -1,0 +1,64 @@
+// buildApp(): the HTTP surface. Routes for the task API, owner-only output files and health.
+// Every error leaves through one handler that turns catalog errors into the response envelope.
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { AppError, isAppError } from '../errors/codes.ts';
+import type { Registry } from '../models/registry.ts';
+import type { Accounts } from '../store/accounts.ts';
+import type { BlobStore } from '../store/blob-store.ts';
+import type { TaskStore } from '../store/task-store.ts';
+import type { WorkerRegistry } from '../store/workers.ts';
+import type { TaskQueue } from '../queue/task-queue.ts';
+import { errorEnvelope } from './envelope.ts';
+import { registerTaskRoutes } from './routes/tasks.ts';
+import { registerFileRoutes } from './routes/files.ts';
+import { registerHealthRoutes } from './routes/health.ts';
+
+export interface AppDeps {
+  tasks: TaskStore;
+  accounts: Accounts;
+  blobs: BlobStore;
+  queue: TaskQueue;
+  registry: Registry;
+  workers: WorkerRegistry;
+  publicBaseUrl: string;
+  bodyMaxBytes: number;
+  readyRequiresWorker: boolean;
+  logLevel: string;
+}
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: { level: deps.logLevel },
+    bodyLimit: deps.bodyMaxBytes,
+    // Task ids are ours; long or odd path params are simply not found.
+    routerOptions: { maxParamLength: 200 },
+    // One line per request at 1,000+ req/s is noise; errors are still logged by the handler.
+    logController: new LogController({ disableRequestLogging: true }),
+  });
+
+  app.setErrorHandler((err: unknown, req: FastifyRequest, reply: FastifyReply) => {
+    const e = toHttpError(err);
+    if (e.status >= 500) req.log.error({ err }, 'request failed');
+    return reply.status(e.status).send(errorEnvelope(e));
+  });
+  app.setNotFoundHandler((req, reply) =>
+    reply.status(404).send(errorEnvelope(new AppError('ROUTE_NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`))),
+  );
+
+  registerTaskRoutes(app, deps);
+  registerFileRoutes(app, deps);
+  registerHealthRoutes(app, deps);
+  await app.ready();
+  return app;
+}
+
+/** Fastify's own errors (bad JSON, body too large, wrong content type) mapped onto the catalog. */
+function toHttpError(err: unknown): AppError {
+  if (isAppError(err)) return err;
+  const e = err as { code?: string; statusCode?: number; message?: string };
+  if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new AppError('BODY_TOO_LARGE', `request body is larger than the limit`);
+  if (e.code?.startsWith('FST_ERR_CTP') || e.statusCode === 400 || e.statusCode === 415) {
+    return new AppError('BODY_INVALID', `invalid request body: ${e.message ?? 'unreadable'}`);
+  }
+  return new AppError('INTERNAL', 'internal error');
+}

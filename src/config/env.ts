@@ -1,0 +1,148 @@
+// The one place the environment is read. Parsed once with zod into a frozen, typed Config;
+// start-up fails fast on a bad value, naming the variable. Every default is declared here and
+// mirrored in the README's configuration table.
+import path from 'node:path';
+import os from 'node:os';
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+
+const EnvSchema = z.object({
+  /** HTTP port of the API. @defaultValue 8080 */
+  PORT: int(0, 65535).default(8080),
+  /** Interface the API binds. @defaultValue 127.0.0.1 (the Docker image sets 0.0.0.0) */
+  HOST: z.string().min(1).default('127.0.0.1'),
+  /** Base of the output URLs handed to users. @defaultValue http://HOST:PORT */
+  PUBLIC_BASE_URL: z.url().optional(),
+  /** Redis to use. Unset: `npm start` runs a private redis-server child. */
+  REDIS_URL: z.string().min(1).optional(),
+  /** Prefix of every Redis key and BullMQ queue, so several deployments (or tests) share a Redis. @defaultValue iw */
+  REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]+$/).default('iw'),
+  /** Local state: blobs and the embedded Redis. @defaultValue ./.data */
+  DATA_DIR: z.string().min(1).default('.data'),
+  /** Model manifests (versions/) and fetched graphs (cache/). @defaultValue ./models */
+  MODELS_DIR: z.string().min(1).default('models'),
+  /** onnxruntime execution provider: cpu, cuda or webgpu; falls back to cpu with a warning. @defaultValue cpu */
+  EXECUTION_PROVIDER: z.enum(['cpu', 'cuda', 'webgpu']).default('cpu'),
+  /** Tasks one worker process runs at once; each gets its own inference thread. @defaultValue 1 */
+  WORKER_CONCURRENCY: int(1, 64).default(1),
+  /** onnxruntime intra-op threads per inference thread; 0 = cores / concurrency. @defaultValue 0 */
+  ORT_INTRA_OP_THREADS: int(0, 256).default(0),
+  /** BullMQ lock of a running task; a dead worker's task is re-queued after about this long. @defaultValue 30000 */
+  JOB_LOCK_MS: int(500).default(30_000),
+  /** How often workers look for stalled (orphaned) tasks. @defaultValue 15000 */
+  STALLED_INTERVAL_MS: int(100).default(15_000),
+  /** Times a task may lose its worker before it is failed (poison-task guard). @defaultValue 2 */
+  MAX_STALLED: int(0, 100).default(2),
+  /** Attempts for transient (retryable) failures. @defaultValue 3 */
+  JOB_ATTEMPTS: int(1, 20).default(3),
+  /** SIGTERM drain bound: in-flight tasks not done by then are handed back to the queue. @defaultValue 25000 */
+  DRAIN_TIMEOUT_MS: int(0).default(25_000),
+  /** Largest input file accepted, in bytes. @defaultValue 20971520 (20 MiB) */
+  INPUT_MAX_BYTES: int(1).default(20 * 1024 * 1024),
+  /** Whole-download timeout of one input file. @defaultValue 15000 */
+  INPUT_TIMEOUT_MS: int(100).default(15_000),
+  /** Redirects followed when downloading an input. @defaultValue 3 */
+  INPUT_MAX_REDIRECTS: int(0, 20).default(3),
+  /** Largest decoded image, in pixels (decompression-bomb guard). @defaultValue 40000000 */
+  INPUT_MAX_PIXELS: int(1).default(40_000_000),
+  /** Largest JSON body of the task API, in bytes. @defaultValue 65536 */
+  BODY_MAX_BYTES: int(1024).default(64 * 1024),
+  /** Credits given to a user created by `npm run keys -- create` without --credits. @defaultValue 100 */
+  DEFAULT_CREDITS: int(0).default(100),
+  /** /health/ready also waits for a live worker with its models loaded. @defaultValue true */
+  READY_REQUIRES_WORKER: bool.default(true),
+  /** Log level of pino (fastify) and the worker. @defaultValue info */
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly publicBaseUrl: string;
+  readonly redisUrl: string | undefined;
+  readonly redisPrefix: string;
+  readonly dataDir: string;
+  readonly blobDir: string;
+  readonly modelsDir: string;
+  readonly executionProvider: 'cpu' | 'cuda' | 'webgpu';
+  readonly workerConcurrency: number;
+  readonly ortIntraOpThreads: number;
+  readonly jobLockMs: number;
+  readonly stalledIntervalMs: number;
+  readonly maxStalled: number;
+  readonly jobAttempts: number;
+  readonly drainTimeoutMs: number;
+  readonly input: {
+    readonly maxBytes: number;
+    readonly timeoutMs: number;
+    readonly maxRedirects: number;
+    readonly maxPixels: number;
+  };
+  readonly bodyMaxBytes: number;
+  readonly defaultCredits: number;
+  readonly readyRequiresWorker: boolean;
+  readonly logLevel: Env['LOG_LEVEL'];
+}
+
+export class ConfigError extends Error {}
+
+/** Parses an environment (process.env by default) into a frozen Config. Throws ConfigError naming each bad variable. */
+export function parseConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // Empty strings mean "unset", the way shells and compose files pass them.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = EnvSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const e = parsed.data;
+  const dataDir = path.resolve(e.DATA_DIR);
+  const cores = Math.max(1, os.availableParallelism());
+  return Object.freeze({
+    port: e.PORT,
+    host: e.HOST,
+    publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://${e.HOST}:${e.PORT}`).replace(/\/+$/, ''),
+    redisUrl: e.REDIS_URL,
+    redisPrefix: e.REDIS_PREFIX,
+    dataDir,
+    blobDir: path.join(dataDir, 'blobs'),
+    modelsDir: path.resolve(e.MODELS_DIR),
+    executionProvider: e.EXECUTION_PROVIDER,
+    workerConcurrency: e.WORKER_CONCURRENCY,
+    ortIntraOpThreads: e.ORT_INTRA_OP_THREADS || Math.max(1, Math.floor(cores / e.WORKER_CONCURRENCY)),
+    jobLockMs: e.JOB_LOCK_MS,
+    stalledIntervalMs: e.STALLED_INTERVAL_MS,
+    maxStalled: e.MAX_STALLED,
+    jobAttempts: e.JOB_ATTEMPTS,
+    drainTimeoutMs: e.DRAIN_TIMEOUT_MS,
+    input: Object.freeze({
+      maxBytes: e.INPUT_MAX_BYTES,
+      timeoutMs: e.INPUT_TIMEOUT_MS,
+      maxRedirects: e.INPUT_MAX_REDIRECTS,
+      maxPixels: e.INPUT_MAX_PIXELS,
+    }),
+    bodyMaxBytes: e.BODY_MAX_BYTES,
+    defaultCredits: e.DEFAULT_CREDITS,
+    readyRequiresWorker: e.READY_REQUIRES_WORKER,
+    logLevel: e.LOG_LEVEL,
+  });
+}
+
+let cached: Config | undefined;
+
+/** The process's Config, parsed on first use. Entry points call this; libraries take a Config argument. */
+export function loadConfig(): Config {
+  cached ??= parseConfig();
+  return cached;
+}
+
+/** For tests that change the environment between cases. */
+export function resetConfigForTests(): void {
+  cached = undefined;
+}

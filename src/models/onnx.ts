@@ -1,0 +1,100 @@
+// The ONLY importer of onnxruntime-node. Everything else sees ModelSession and plain typed arrays,
+// so swapping the runtime or a provider touches this file alone.
+//
+// Note: onnxruntime-node executes `session.run` on the calling JS thread (the promise resolves
+// after the native run). Callers must therefore run sessions inside worker threads, never on the
+// event loop of a process that serves HTTP or renews Redis locks (see queue/pipeline-pool.ts).
+import * as ort from 'onnxruntime-node';
+
+export type ExecutionProvider = 'cpu' | 'cuda' | 'webgpu';
+
+export interface FloatTensor {
+  data: Float32Array;
+  dims: readonly number[];
+}
+
+export interface ModelSession {
+  readonly inputNames: readonly string[];
+  readonly outputNames: readonly string[];
+  /** The provider actually in use (after any fallback). */
+  readonly provider: ExecutionProvider;
+  run(feeds: Record<string, FloatTensor>): Promise<Record<string, FloatTensor>>;
+  release(): Promise<void>;
+}
+
+export interface SessionOptions {
+  provider: ExecutionProvider;
+  intraOpThreads: number;
+  /** Told when the requested provider is unavailable and cpu is used instead. */
+  onFallback?: (message: string) => void;
+}
+
+// Quiet onnxruntime's own warnings (e.g. unused initializers in converted graphs); errors still throw.
+ort.env.logLevel = 'error';
+
+/** Providers this build of onnxruntime-node can load here. */
+export function bundledProviders(): ExecutionProvider[] {
+  return ort
+    .listSupportedBackends()
+    .filter((b) => b.bundled && (b.name === 'cpu' || b.name === 'cuda' || b.name === 'webgpu'))
+    .map((b) => b.name as ExecutionProvider);
+}
+
+export function runtimeVersion(): string {
+  return ort.env.versions.node ?? ort.env.versions.common ?? 'unknown';
+}
+
+async function open(graphPath: string, provider: ExecutionProvider, intraOpThreads: number) {
+  return ort.InferenceSession.create(graphPath, {
+    executionProviders: [provider],
+    intraOpNumThreads: intraOpThreads,
+    interOpNumThreads: 1,
+    graphOptimizationLevel: 'all',
+    logSeverityLevel: 3,
+  });
+}
+
+/** Opens a graph on the requested provider, falling back to cpu (with onFallback) when that fails. */
+export async function createSession(graphPath: string, opts: SessionOptions): Promise<ModelSession> {
+  let provider = opts.provider;
+  let session: ort.InferenceSession;
+  try {
+    if (provider === 'cuda' && !bundledProviders().includes('cuda')) {
+      throw new Error('this onnxruntime-node build has no CUDA provider (install with ONNXRUNTIME_NODE_INSTALL=cuda12)');
+    }
+    session = await open(graphPath, provider, opts.intraOpThreads);
+  } catch (e) {
+    if (provider === 'cpu') throw e;
+    opts.onFallback?.(`execution provider ${provider} unavailable (${(e as Error).message.split('\n')[0]}); using cpu`);
+    provider = 'cpu';
+    session = await open(graphPath, provider, opts.intraOpThreads);
+  }
+  return wrap(session, provider);
+}
+
+function wrap(session: ort.InferenceSession, provider: ExecutionProvider): ModelSession {
+  return {
+    inputNames: session.inputNames,
+    outputNames: session.outputNames,
+    provider,
+    async run(feeds) {
+      const ortFeeds: Record<string, ort.Tensor> = {};
+      for (const [name, t] of Object.entries(feeds)) ortFeeds[name] = new ort.Tensor('float32', t.data, t.dims);
+      const results = await session.run(ortFeeds);
+      const out: Record<string, FloatTensor> = {};
+      for (const [name, t] of Object.entries(results)) {
+        if (t.type !== 'float32') throw new Error(`output ${name}: expected float32, got ${t.type}`);
+        out[name] = { data: t.data as Float32Array, dims: t.dims };
+      }
+      return out;
+    },
+    release: () => session.release(),
+  };
+}
+
+/** Input names, dims and types for an error message (never the data). */
+export function describeFeeds(feeds: Record<string, FloatTensor>): string {
+  return Object.entries(feeds)
+    .map(([n, t]) => `${n}: float32[${t.dims.join(',')}]`)
+    .join(', ');
+}

@@ -1,0 +1,15 @@
+// Pipeline name -> runner. Checked against PIPELINE_INPUTS and the registry at start-up.
+import { faceDetection } from './face-detection/pipeline.ts';
+import { PIPELINE_INPUTS } from './inputs.ts';
+import type { PipelineRunner } from './types.ts';
+
+export const PIPELINES: Readonly<Record<string, PipelineRunner>> = {
+  'face-detection': faceDetection,
+};
+
+/** Fails loudly when a pipeline lacks its input spec or runner. */
+export function checkPipelineTables(): void {
+  const a = Object.keys(PIPELINES).sort().join(',');
+  const b = Object.keys(PIPELINE_INPUTS).sort().join(',');
+  if (a !== b) throw new Error(`pipeline tables disagree: runners [${a}] vs inputs [${b}]`);
+}

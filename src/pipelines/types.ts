@@ -1,0 +1,50 @@
+// The contract between the worker (queue/) and a pipeline. A pipeline is pure: bytes and
+// parameters in, files and stage timings out. It never touches Redis or HTTP; the caller
+// downloads inputs and stores outputs.
+import type { StageTimings } from '../domain/task.ts';
+import type { ModelSession } from '../models/onnx.ts';
+
+export interface OutputFile {
+  /** File name under the task's output folder, e.g. "faces.json". */
+  name: string;
+  contentType: string;
+  data: Uint8Array;
+}
+
+export interface PipelineResult {
+  files: OutputFile[];
+  /** Stage timings in run order (decode, preprocess, inference, postprocess, ...). */
+  stages: StageTimings;
+  /** Time inside model runs, milliseconds (reported as predict_time). */
+  predictMs: number;
+  /** Extra log lines (e.g. which photo was chosen and why). */
+  notes: string[];
+}
+
+export interface PipelineContext {
+  /** Manifest parameters of the version being run. */
+  params: Readonly<Record<string, unknown>>;
+  /** The session of one of the version's graphs. */
+  session(graph: string): Promise<ModelSession>;
+  maxPixels: number;
+}
+
+export interface PipelineRunner {
+  run(ctx: PipelineContext, input: Record<string, unknown>, files: Record<string, Uint8Array>): Promise<PipelineResult>;
+}
+
+/** Stopwatch that appends [stage, ms] pairs. */
+export function stageTimer(): { stages: StageTimings; time<T>(stage: string, fn: () => Promise<T> | T): Promise<T> } {
+  const stages: StageTimings = [];
+  return {
+    stages,
+    async time(stage, fn) {
+      const t0 = performance.now();
+      try {
+        return await fn();
+      } finally {
+        stages.push([stage, performance.now() - t0]);
+      }
+    },
+  };
+}

@@ -1,0 +1,82 @@
+// Downloads one input file named by URL in the task input: bounded size (declared and actual),
+// bounded time (whole download), bounded redirects (each hop re-checked), and content sniffed by
+// magic bytes. Every failure is an AppError whose message names the field and the reason.
+import { AppError } from '../errors/codes.ts';
+import { sniffImageType, type ImageType } from '../imaging/sniff.ts';
+
+export interface InputLimits {
+  maxBytes: number;
+  timeoutMs: number;
+  maxRedirects: number;
+}
+
+export interface FetchedInput {
+  bytes: Uint8Array;
+  type: ImageType;
+  finalUrl: string;
+}
+
+const describeCause = (e: unknown): string => {
+  const err = e as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (err.name === 'TimeoutError' || err.name === 'AbortError') return 'timed out';
+  return err.cause?.code ?? err.cause?.message ?? err.message ?? String(e);
+};
+
+export async function fetchImageInput(field: string, url: string, limits: InputLimits): Promise<FetchedInput> {
+  const signal = AbortSignal.timeout(limits.timeoutMs);
+  let current = url;
+  try {
+    for (let hop = 0; ; hop++) {
+      const u = new URL(current);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+        throw new AppError('INPUT_UNREACHABLE', `input.${field}: only http(s) URLs are supported (got ${u.protocol})`);
+      }
+      const res = await fetch(u, { redirect: 'manual', signal, headers: { accept: 'image/jpeg, image/png, image/webp' } });
+      if (res.status >= 300 && res.status < 400 && res.headers.has('location')) {
+        await res.body?.cancel();
+        if (hop >= limits.maxRedirects) {
+          throw new AppError('INPUT_UNREACHABLE', `input.${field}: more than ${limits.maxRedirects} redirects from ${url}`);
+        }
+        current = new URL(res.headers.get('location')!, u).toString();
+        continue;
+      }
+      if (!res.ok) {
+        await res.body?.cancel();
+        throw new AppError('INPUT_UNREACHABLE', `input.${field}: ${current} answered HTTP ${res.status}`);
+      }
+      const declared = Number(res.headers.get('content-length') ?? NaN);
+      if (declared > limits.maxBytes) {
+        await res.body?.cancel();
+        throw new AppError('INPUT_TOO_LARGE', `input.${field}: file is ${declared} bytes, above the limit of ${limits.maxBytes}`);
+      }
+      const bytes = await readBounded(res, field, limits.maxBytes);
+      const type = sniffImageType(bytes);
+      if (!type) {
+        const head = Buffer.from(bytes.subarray(0, 8)).toString('hex').replace(/(..)/g, '$1 ').trim();
+        throw new AppError('INPUT_NOT_IMAGE', `input.${field}: not a JPEG, PNG or WebP image (${bytes.length} bytes starting ${head || '(empty)'})`);
+      }
+      return { bytes, type, finalUrl: current };
+    }
+  } catch (e) {
+    if (e instanceof AppError) throw e;
+    throw new AppError('INPUT_UNREACHABLE', `input.${field}: could not download ${current}: ${describeCause(e)}`);
+  }
+}
+
+async function readBounded(res: Response, field: string, maxBytes: number): Promise<Uint8Array> {
+  if (!res.body) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = res.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel();
+      throw new AppError('INPUT_TOO_LARGE', `input.${field}: file is larger than the limit of ${maxBytes} bytes`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, total);
+}

@@ -1,0 +1,60 @@
+// Inference thread: runs whole pipelines (decode, preprocess, onnxruntime, postprocess, encode) off
+// the worker process's event loop, with its own session cache. One request at a time per thread,
+// because onnxruntime-node's run blocks the calling thread anyway.
+//
+// Messages in:  { type: 'run', id, version, input, files }
+// Messages out: { type: 'done', id, result } | { type: 'error', id, error } | { type: 'ready', providers }
+//               | { type: 'ready-error', error } | { type: 'warn', message }
+import { parentPort, workerData } from 'node:worker_threads';
+import { SessionCache } from '../models/sessions.ts';
+import { loadRegistry } from '../models/registry.ts';
+import { PIPELINES } from '../pipelines/index.ts';
+import { AppError, toAppError } from '../errors/codes.ts';
+import type { VersionId } from '../domain/version-id.ts';
+import { transferables, type ThreadInit, type ThreadRequest, type ThreadResponse } from './pipeline-pool.ts';
+
+const init = workerData as ThreadInit;
+const registry = loadRegistry(init.modelsDir);
+const sessions = new SessionCache(registry, {
+  provider: init.provider,
+  intraOpThreads: init.intraOpThreads,
+  warn: (message) => parentPort!.postMessage({ type: 'warn', message } satisfies ThreadResponse),
+});
+
+// Load the configured versions before taking requests, and say so (the worker reports ready then).
+const warmed = Promise.all(init.warm.map((v) => sessions.warm(v))).then(
+  (loaded) => {
+    const providers = loaded.flatMap((l) => Object.values(l).map((s) => s.provider));
+    parentPort!.postMessage({ type: 'ready', providers } satisfies ThreadResponse);
+  },
+  (e: unknown) => parentPort!.postMessage({ type: 'ready-error', error: toAppError(e).toJSON() } satisfies ThreadResponse),
+);
+
+function versionOf(id: VersionId) {
+  const v = registry.get(id);
+  if (!v) throw new AppError('VERSION_NOT_FOUND', `version ${id} is not in this worker's registry`);
+  return v;
+}
+
+async function handle(msg: ThreadRequest): Promise<ThreadResponse> {
+  await warmed;
+  const v = versionOf(msg.version);
+  const runner = PIPELINES[v.manifest.pipeline];
+  if (!runner) throw new AppError('MODEL_UNAVAILABLE', `pipeline ${v.manifest.pipeline} is not available on this worker`);
+  const result = await runner.run(
+    { params: v.manifest.params, session: (g) => sessions.get(v.id, g), maxPixels: init.maxPixels },
+    msg.input,
+    msg.files,
+  );
+  return { type: 'done', id: msg.id, result };
+}
+
+parentPort!.on('message', (msg: ThreadRequest) => {
+  handle(msg).then(
+    (res) => {
+      const transfer = res.type === 'done' ? transferables(res.result.files.map((f) => f.data)) : [];
+      parentPort!.postMessage(res, transfer);
+    },
+    (e: unknown) => parentPort!.postMessage({ type: 'error', id: msg.id, error: toAppError(e).toJSON() } satisfies ThreadResponse),
+  );
+});

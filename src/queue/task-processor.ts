@@ -1,0 +1,102 @@
+// One task, end to end, on a worker: claim -> download inputs -> pipeline (inference thread) ->
+// store outputs -> succeed. Checks for cancel between steps. Fails the record itself when the
+// error is permanent or this is the last attempt; otherwise rethrows so BullMQ retries.
+import { AppError, toAppError } from '../errors/codes.ts';
+import { formatStageLogs, type StageTimings } from '../domain/task.ts';
+import type { Logger } from '../domain/logger.ts';
+import type { Registry } from '../models/registry.ts';
+import { PIPELINE_INPUTS } from '../pipelines/inputs.ts';
+import type { BlobStore } from '../store/blob-store.ts';
+import type { TaskStore } from '../store/task-store.ts';
+import { fetchImageInput, type InputLimits } from './fetch-input.ts';
+import type { PipelinePool } from './pipeline-pool.ts';
+
+export interface ProcessorDeps {
+  tasks: TaskStore;
+  blobs: BlobStore;
+  registry: Registry;
+  pool: PipelinePool;
+  limits: InputLimits;
+  log: Logger;
+}
+
+export interface Attempt {
+  /** 1-based number of this attempt. */
+  number: number;
+  max: number;
+}
+
+export type Outcome = 'succeeded' | 'failed' | 'canceled' | 'skipped';
+
+/** Blob prefix of a task's files. */
+export const taskBlobPrefix = (taskId: string) => `tasks/${taskId}`;
+
+export async function processTask(deps: ProcessorDeps, taskId: string, attempt: Attempt): Promise<Outcome> {
+  const { tasks, log } = deps;
+  const claim = await tasks.claim(taskId);
+  if (claim.result !== 'ok') {
+    // Canceled (or already ended) before we got to it, or the record expired: nothing to do.
+    log.info({ taskId, claim }, 'task not claimable; skipped');
+    return 'skipped';
+  }
+  const stages: StageTimings = [];
+  const timed = async <T>(stage: string, fn: () => Promise<T>): Promise<T> => {
+    const t0 = performance.now();
+    try {
+      return await fn();
+    } finally {
+      stages.push([stage, performance.now() - t0]);
+    }
+  };
+  const canceled = async () => (await tasks.status(taskId)) === 'canceled';
+  let notes: string[] = [`attempt: ${attempt.number}/${attempt.max}`];
+
+  try {
+    const record = await tasks.get(taskId);
+    if (!record) return 'skipped';
+    const version = deps.registry.get(record.version);
+    if (!version) throw new AppError('VERSION_NOT_FOUND', `version ${record.version} is not known to this worker`);
+    const spec = PIPELINE_INPUTS[version.manifest.pipeline];
+    if (!spec) throw new AppError('MODEL_UNAVAILABLE', `pipeline ${version.manifest.pipeline} is not available on this worker`);
+
+    const files: Record<string, Uint8Array> = {};
+    await timed('download', async () => {
+      await Promise.all(
+        spec.fileFields.map(async (field) => {
+          const url = record.input[field];
+          if (typeof url !== 'string') throw new AppError('INPUT_INVALID', `input.${field}: missing`);
+          files[field] = (await fetchImageInput(field, url, deps.limits)).bytes;
+        }),
+      );
+    });
+    if (await canceled()) return 'canceled';
+
+    const result = await deps.pool.run(version.id, record.input, files);
+    stages.push(...result.stages);
+    notes = [...notes, ...result.notes];
+    if (await canceled()) return 'canceled';
+
+    const prefix = taskBlobPrefix(taskId);
+    const outputKeys = result.files.map((f) => `${prefix}/${f.name}`);
+    await timed('store', () => Promise.all(result.files.map((f, i) => deps.blobs.put(outputKeys[i]!, f.data))));
+
+    const done = await tasks.succeed(taskId, {
+      outputKeys,
+      logs: formatStageLogs(stages, notes),
+      predictTimeS: result.predictMs / 1000,
+    });
+    if (done.result !== 'ok') {
+      // Canceled while we stored: the outputs belong to nobody now.
+      await deps.blobs.removePrefix(prefix);
+      return 'canceled';
+    }
+    return 'succeeded';
+  } catch (e) {
+    const err = toAppError(e);
+    const final = !err.retryable || attempt.number >= attempt.max;
+    log.warn({ taskId, code: err.code, err: err.message, attempt: attempt.number, final }, 'task attempt failed');
+    if (!final) throw err;
+    await tasks.fail(taskId, `${err.code}: ${err.message}`, formatStageLogs(stages, notes));
+    return 'failed';
+  }
+}

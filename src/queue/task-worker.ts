@@ -1,0 +1,104 @@
+// BullMQ consumer side: takes tasks from the queue and runs processTask on them, while the
+// inference threads keep this event loop free for lock renewal. Also keeps the worker's heartbeat
+// (for /health/ready) and drains on close: stop taking jobs, let in-flight ones finish within a
+// bound, then hand the rest back (their locks lapse and another worker's stalled check re-queues them).
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import { Worker, type Job } from 'bullmq';
+import type { Logger } from '../domain/logger.ts';
+import { connectRedis, type RedisClient } from '../store/redis.ts';
+import type { WorkerRegistry } from '../store/workers.ts';
+import { QueueName, type TaskJobData } from './task-queue.ts';
+import { processTask, type ProcessorDeps } from './task-processor.ts';
+
+export interface TaskWorkerSettings {
+  redisUrl: string;
+  prefix: string;
+  concurrency: number;
+  lockMs: number;
+  stalledIntervalMs: number;
+  maxStalled: number;
+  drainTimeoutMs: number;
+}
+
+export class TaskWorker {
+  readonly id = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private worker: Worker<TaskJobData> | undefined;
+  private connection: RedisClient | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private readonly inFlight = new Set<string>();
+
+  constructor(
+    private readonly deps: ProcessorDeps & { workers: WorkerRegistry },
+    private readonly settings: TaskWorkerSettings,
+  ) {}
+
+  get log(): Logger {
+    return this.deps.log;
+  }
+
+  /** Waits for the inference threads to load their models, then starts taking tasks. */
+  async start(): Promise<void> {
+    const providers = await this.deps.pool.ready();
+    const s = this.settings;
+    this.connection = connectRedis(s.redisUrl, { forQueue: true, name: `worker:${this.id}` });
+    this.worker = new Worker<TaskJobData>(QueueName.Tasks, (job) => this.process(job), {
+      connection: this.connection,
+      prefix: s.prefix,
+      concurrency: s.concurrency,
+      lockDuration: s.lockMs,
+      stalledInterval: s.stalledIntervalMs,
+      maxStalledCount: s.maxStalled,
+      autorun: false,
+    });
+    // Final failures BullMQ decides on its own (a task that lost its worker more than maxStalled
+    // times is failed by the next worker that fetches it, without running it) end the record too.
+    this.worker.on('failed', (job, err) => {
+      if (!job) return;
+      const final = job.attemptsMade >= (job.opts.attempts ?? 1) || /stalled more than allowable/.test(err.message);
+      if (!final) return;
+      this.deps.tasks
+        .fail(job.data.taskId, `WORKER_LOST: ${err.message} (the task's worker stopped while running it ${this.settings.maxStalled + 1} times)`)
+        .catch((e: Error) => this.log.error({ err: e.message, taskId: job.data.taskId }, 'could not record task failure'));
+    });
+    this.worker.on('error', (e) => this.log.error({ err: e.message }, 'worker error'));
+    void this.worker.run();
+    await this.worker.waitUntilReady();
+    const beat = () => this.deps.workers.beat(this.id, 3 * 5_000).catch(() => {});
+    await beat();
+    this.heartbeat = setInterval(beat, 5_000);
+    this.heartbeat.unref();
+    this.log.info({ workerId: this.id, concurrency: s.concurrency, providers: [...new Set(providers)] }, 'worker ready');
+  }
+
+  private async process(job: Job<TaskJobData>): Promise<string> {
+    const taskId = job.data.taskId;
+    this.inFlight.add(taskId);
+    try {
+      return await processTask(this.deps, taskId, { number: job.attemptsMade + 1, max: job.opts.attempts ?? 1 });
+    } finally {
+      this.inFlight.delete(taskId);
+    }
+  }
+
+  get running(): number {
+    return this.inFlight.size;
+  }
+
+  /** Stops taking tasks; waits up to drainTimeoutMs for in-flight ones; hands back the rest. */
+  async close(): Promise<void> {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    await this.deps.workers.remove(this.id).catch(() => {});
+    if (!this.worker) return;
+    const graceful = this.worker.close();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), this.settings.drainTimeoutMs)));
+    const outcome = await Promise.race([graceful.then(() => 'drained' as const), timedOut]);
+    clearTimeout(timer);
+    if (outcome === 'timeout') {
+      this.log.warn({ handedBack: [...this.inFlight] }, 'drain timed out; handing in-flight tasks back to the queue');
+      await this.worker.close(true);
+    }
+    this.connection?.disconnect();
+  }
+}

@@ -1,0 +1,70 @@
+// Blob storage for task inputs and outputs: a local folder by default. Keys are relative paths
+// ("tasks/<task_id>/preview.jpg"); writes are atomic (temp file + rename).
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+
+const KEY = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_.-]+)*$/;
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.json': 'application/json',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.png': 'image/png',
+  '.webp': 'image/webp',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+export interface BlobInfo {
+  size: number;
+  contentType: string;
+  stream(): Readable;
+}
+
+export interface BlobStore {
+  put(key: string, data: Uint8Array): Promise<void>;
+  open(key: string): Promise<BlobInfo | null>;
+  /** Removes every blob under a prefix folder ("tasks/<id>"). */
+  removePrefix(prefix: string): Promise<void>;
+}
+
+export function isValidBlobKey(key: string): boolean {
+  return KEY.test(key) && !key.split('/').some((s) => s === '.' || s === '..');
+}
+
+export class LocalBlobStore implements BlobStore {
+  constructor(private readonly root: string) {}
+
+  private file(key: string): string {
+    if (!isValidBlobKey(key)) throw new Error(`invalid blob key: ${key}`);
+    return path.join(this.root, key);
+  }
+
+  async put(key: string, data: Uint8Array): Promise<void> {
+    const file = this.file(key);
+    await fs.promises.mkdir(path.dirname(file), { recursive: true });
+    const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+    await fs.promises.writeFile(tmp, data);
+    await fs.promises.rename(tmp, file);
+  }
+
+  async open(key: string): Promise<BlobInfo | null> {
+    if (!isValidBlobKey(key)) return null;
+    const file = this.file(key);
+    try {
+      const st = await fs.promises.stat(file);
+      if (!st.isFile()) return null;
+      return {
+        size: st.size,
+        contentType: CONTENT_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream',
+        stream: () => fs.createReadStream(file),
+      };
+    } catch {
+      return null;
+    }
+  }
+
+  async removePrefix(prefix: string): Promise<void> {
+    await fs.promises.rm(this.file(prefix), { recursive: true, force: true });
+  }
+}

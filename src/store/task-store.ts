@@ -1,0 +1,146 @@
+// Task records in Redis hashes. Creation (with its charge) and every status change are single Lua
+// scripts, so concurrent API and worker processes never see a half-applied change and terminal
+// states never change. Times come from Redis (TIME), so every node shares one clock.
+import fs from 'node:fs';
+import { AppError } from '../errors/codes.ts';
+import { allowedFrom, isTerminal, type TaskRecord, type TaskStatus } from '../domain/task.ts';
+import type { VersionId } from '../domain/version-id.ts';
+import type { Keyspace, RedisClient } from './redis.ts';
+
+const lua = (name: string) => fs.readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
+const CREATE_TASK = lua('create-task');
+const TRANSITION = lua('transition');
+
+type Scripted = RedisClient & {
+  createTask(k1: string, k2: string, k3: string, k4: string, ...argv: (string | number)[]): Promise<[number, number]>;
+  transitionTask(k1: string, k2: string, k3: string, ...argv: (string | number)[]): Promise<[string, string?, number?]>;
+};
+
+export interface NewTask {
+  taskId: string;
+  userId: number;
+  version: VersionId;
+  input: Record<string, unknown>;
+  webhookUrl: string | null;
+  cost: number;
+}
+
+export type TransitionResult =
+  | { result: 'ok'; previous: TaskStatus; atMs: number }
+  | { result: 'conflict'; current: TaskStatus }
+  | { result: 'missing' };
+
+export interface SuccessUpdate {
+  outputKeys: string[];
+  logs: string;
+  predictTimeS: number;
+}
+
+const num = (v: string | undefined): number | null => (v === undefined || v === '' ? null : Number(v));
+const round3 = (v: number | null) => (v === null ? null : Math.round(v * 1000) / 1000);
+
+export class TaskStore {
+  private readonly redis: Scripted;
+
+  constructor(
+    redis: RedisClient,
+    private readonly keys: Keyspace,
+  ) {
+    redis.defineCommand('createTask', { numberOfKeys: 4, lua: CREATE_TASK });
+    redis.defineCommand('transitionTask', { numberOfKeys: 3, lua: TRANSITION });
+    this.redis = redis as Scripted;
+  }
+
+  /** Creates the record and charges `cost` credits atomically. Throws INSUFFICIENT_CREDITS. */
+  async create(t: NewTask): Promise<{ createdMs: number; balance: number }> {
+    const [code, balance] = await this.redis.createTask(
+      this.keys.task(t.taskId),
+      this.keys.credits(t.userId),
+      this.keys.userTasks(t.userId),
+      this.keys.ledger(t.userId),
+      t.taskId,
+      t.cost,
+      'task_id', t.taskId,
+      'user_id', t.userId,
+      'version', t.version,
+      'input', JSON.stringify(t.input),
+      'webhook_url', t.webhookUrl ?? '',
+    );
+    if (code === -1) {
+      throw new AppError('INSUFFICIENT_CREDITS', `this task costs ${t.cost} credits; the balance is ${balance}`, { balance, cost: t.cost });
+    }
+    if (code === -2) throw new AppError('INTERNAL', `task id collision: ${t.taskId}`);
+    return { createdMs: code, balance };
+  }
+
+  async get(taskId: string): Promise<TaskRecord | null> {
+    const h = await this.redis.hgetall(this.keys.task(taskId));
+    if (!h.status) return null;
+    return {
+      taskId: h.task_id ?? taskId,
+      userId: Number(h.user_id),
+      version: h.version as VersionId,
+      input: h.input ? (JSON.parse(h.input) as Record<string, unknown>) : {},
+      webhookUrl: h.webhook_url || null,
+      status: h.status as TaskStatus,
+      error: h.error || null,
+      logs: h.logs || null,
+      outputKeys: h.output_keys ? (JSON.parse(h.output_keys) as string[]) : null,
+      predictTimeS: round3(num(h.predict_time)),
+      totalTimeS: round3(num(h.total_time)),
+      createdMs: Number(h.created_ms),
+      completedMs: num(h.completed_ms),
+      cost: Number(h.cost ?? 0),
+      attempts: Number(h.attempts ?? 0),
+    };
+  }
+
+  private async transition(taskId: string, to: TaskStatus, refund: boolean, fields: (string | number)[]): Promise<TransitionResult> {
+    const userId = await this.redis.hget(this.keys.task(taskId), 'user_id');
+    if (userId === null) return { result: 'missing' };
+    const uid = Number(userId);
+    const r = await this.redis.transitionTask(
+      this.keys.task(taskId),
+      this.keys.credits(uid),
+      this.keys.ledger(uid),
+      to,
+      allowedFrom(to).join(','),
+      isTerminal(to) ? '1' : '0',
+      refund ? '1' : '0',
+      ...fields,
+    );
+    if (r[0] === 'ok') return { result: 'ok', previous: r[1] as TaskStatus, atMs: Number(r[2]) };
+    if (r[0] === 'conflict') return { result: 'conflict', current: r[1] as TaskStatus };
+    return { result: 'missing' };
+  }
+
+  /** starting | processing -> processing (a worker takes, or re-takes, the task). */
+  claim(taskId: string): Promise<TransitionResult> {
+    return this.transition(taskId, 'processing', false, []);
+  }
+
+  /** processing -> succeeded. */
+  succeed(taskId: string, u: SuccessUpdate): Promise<TransitionResult> {
+    return this.transition(taskId, 'succeeded', false, [
+      'output_keys', JSON.stringify(u.outputKeys),
+      'logs', u.logs,
+      'predict_time', u.predictTimeS,
+      'error', '',
+    ]);
+  }
+
+  /** processing -> failed, refunding the task's cost. */
+  fail(taskId: string, error: string, logs?: string): Promise<TransitionResult> {
+    return this.transition(taskId, 'failed', true, ['error', error, ...(logs ? ['logs', logs] : [])]);
+  }
+
+  /** starting | processing -> canceled, refunding the task's cost. */
+  cancel(taskId: string): Promise<TransitionResult> {
+    return this.transition(taskId, 'canceled', true, []);
+  }
+
+  /** Cheap status read, used by workers to stop early on cancel. */
+  async status(taskId: string): Promise<TaskStatus | null> {
+    return (await this.redis.hget(this.keys.task(taskId), 'status')) as TaskStatus | null;
+  }
+}
