@@ -6,8 +6,8 @@ import type { Accounts } from '../store/accounts.ts';
 export function tokenFrom(req: FastifyRequest): string | null {
   const h = req.headers.authorization?.trim();
   if (!h) return null;
-  const m = /^Bearer\s+(.+)$/i.exec(h);
-  const token = (m ? m[1]! : h).trim();
+  const m = /^Bearer(?:\s+(.*))?$/i.exec(h);
+  const token = (m ? (m[1] ?? '') : h).trim();
   return token.length > 0 ? token : null;
 }
 

@@ -22,8 +22,10 @@ const describeCause = (e: unknown): string => {
   return err.cause?.code ?? err.cause?.message ?? err.message ?? String(e);
 };
 
-export async function fetchImageInput(field: string, url: string, limits: InputLimits): Promise<FetchedInput> {
-  const signal = AbortSignal.timeout(limits.timeoutMs);
+/** `abort` (optional) cancels the download from outside, e.g. when the worker hands the task back. */
+export async function fetchImageInput(field: string, url: string, limits: InputLimits, abort?: AbortSignal): Promise<FetchedInput> {
+  const timeout = AbortSignal.timeout(limits.timeoutMs);
+  const signal = abort ? AbortSignal.any([timeout, abort]) : timeout;
   let current = url;
   try {
     for (let hop = 0; ; hop++) {

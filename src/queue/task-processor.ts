@@ -26,12 +26,16 @@ export interface Attempt {
   max: number;
 }
 
-export type Outcome = 'succeeded' | 'failed' | 'canceled' | 'skipped';
+export type Outcome = 'succeeded' | 'failed' | 'canceled' | 'skipped' | 'handed-back';
 
 /** Blob prefix of a task's files. */
 export const taskBlobPrefix = (taskId: string) => `tasks/${taskId}`;
 
-export async function processTask(deps: ProcessorDeps, taskId: string, attempt: Attempt): Promise<Outcome> {
+/**
+ * `signal` aborts the run when the worker hands the task back (drain timeout): downloads stop, no
+ * further step runs and the record is left processing for the worker that takes it next.
+ */
+export async function processTask(deps: ProcessorDeps, taskId: string, attempt: Attempt, signal?: AbortSignal): Promise<Outcome> {
   const { tasks, log } = deps;
   const claim = await tasks.claim(taskId);
   if (claim.result !== 'ok') {
@@ -49,6 +53,7 @@ export async function processTask(deps: ProcessorDeps, taskId: string, attempt: 
     }
   };
   const canceled = async () => (await tasks.status(taskId)) === 'canceled';
+  const handedBack = () => signal?.aborted === true;
   let notes: string[] = [`attempt: ${attempt.number}/${attempt.max}`];
 
   try {
@@ -65,15 +70,17 @@ export async function processTask(deps: ProcessorDeps, taskId: string, attempt: 
         spec.fileFields.map(async (field) => {
           const url = record.input[field];
           if (typeof url !== 'string') throw new AppError('INPUT_INVALID', `input.${field}: missing`);
-          files[field] = (await fetchImageInput(field, url, deps.limits)).bytes;
+          files[field] = (await fetchImageInput(field, url, deps.limits, signal)).bytes;
         }),
       );
     });
+    if (handedBack()) return 'handed-back';
     if (await canceled()) return 'canceled';
 
     const result = await deps.pool.run(version.id, record.input, files);
     stages.push(...result.stages);
     notes = [...notes, ...result.notes];
+    if (handedBack()) return 'handed-back';
     if (await canceled()) return 'canceled';
 
     const prefix = taskBlobPrefix(taskId);
@@ -92,6 +99,7 @@ export async function processTask(deps: ProcessorDeps, taskId: string, attempt: 
     }
     return 'succeeded';
   } catch (e) {
+    if (handedBack()) return 'handed-back';
     const err = toAppError(e);
     const final = !err.retryable || attempt.number >= attempt.max;
     log.warn({ taskId, code: err.code, err: err.message, attempt: attempt.number, final }, 'task attempt failed');

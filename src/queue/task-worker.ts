@@ -1,7 +1,7 @@
 // BullMQ consumer side: takes tasks from the queue and runs processTask on them, while the
 // inference threads keep this event loop free for lock renewal. Also keeps the worker's heartbeat
 // (for /health/ready) and drains on close: stop taking jobs, let in-flight ones finish within a
-// bound, then hand the rest back (their locks lapse and another worker's stalled check re-queues them).
+// bound, then hand the rest back to the queue at once (abort their work, move them to wait).
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { Worker, type Job } from 'bullmq';
@@ -26,7 +26,7 @@ export class TaskWorker {
   private worker: Worker<TaskJobData> | undefined;
   private connection: RedisClient | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
-  private readonly inFlight = new Set<string>();
+  private readonly inFlight = new Map<string, { job: Job<TaskJobData>; token: string | undefined; abort: AbortController }>();
 
   constructor(
     private readonly deps: ProcessorDeps & { workers: WorkerRegistry },
@@ -42,7 +42,7 @@ export class TaskWorker {
     const providers = await this.deps.pool.ready();
     const s = this.settings;
     this.connection = connectRedis(s.redisUrl, { forQueue: true, name: `worker:${this.id}` });
-    this.worker = new Worker<TaskJobData>(QueueName.Tasks, (job) => this.process(job), {
+    this.worker = new Worker<TaskJobData>(QueueName.Tasks, (job, token) => this.process(job, token), {
       connection: this.connection,
       prefix: s.prefix,
       concurrency: s.concurrency,
@@ -71,11 +71,12 @@ export class TaskWorker {
     this.log.info({ workerId: this.id, concurrency: s.concurrency, providers: [...new Set(providers)] }, 'worker ready');
   }
 
-  private async process(job: Job<TaskJobData>): Promise<string> {
+  private async process(job: Job<TaskJobData>, token: string | undefined): Promise<string> {
     const taskId = job.data.taskId;
-    this.inFlight.add(taskId);
+    const abort = new AbortController();
+    this.inFlight.set(taskId, { job, token, abort });
     try {
-      return await processTask(this.deps, taskId, { number: job.attemptsMade + 1, max: job.opts.attempts ?? 1 });
+      return await processTask(this.deps, taskId, { number: job.attemptsMade + 1, max: job.opts.attempts ?? 1 }, abort.signal);
     } finally {
       this.inFlight.delete(taskId);
     }
@@ -96,9 +97,17 @@ export class TaskWorker {
     const outcome = await Promise.race([graceful.then(() => 'drained' as const), timedOut]);
     clearTimeout(timer);
     if (outcome === 'timeout') {
-      this.log.warn({ handedBack: [...this.inFlight] }, 'drain timed out; handing in-flight tasks back to the queue');
-      await this.worker.close(true);
+      const handedBack = [...this.inFlight.keys()];
+      this.log.warn({ handedBack }, 'drain timed out; handing in-flight tasks back to the queue');
+      await Promise.all(
+        [...this.inFlight.values()].map(async ({ job, token, abort }) => {
+          abort.abort();
+          if (!token) return; // no lock token: the lock lapses and the stalled check re-queues it
+          await job.moveToWait(token).catch((e: Error) => this.log.warn({ taskId: job.data.taskId, err: e.message }, 'hand-back failed; the lock will lapse'));
+        }),
+      );
     }
+    // After a timeout the graceful close is still waiting on the abandoned runs: do not await it.
     this.connection?.disconnect();
   }
 }

@@ -1,0 +1,117 @@
+// Worker processes (`npm run worker`'s entry point) killed and stopped mid-task: no task is lost,
+// none stays processing forever.
+import { spawn, type ChildProcess } from 'node:child_process';
+import readline from 'node:readline';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startHarness, type Harness } from '../helpers/harness.ts';
+
+let h: Harness;
+let token: string;
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  h = await startHarness({ worker: false });
+  ({ token } = await h.user(100));
+});
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+});
+afterAll(() => h?.close());
+
+/** Starts `src/main/worker.ts` as its own process; resolves once it logs "worker ready". */
+async function spawnWorker(env: Record<string, string> = {}): Promise<ChildProcess & { exited: Promise<number | null> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/worker.ts'], {
+    env: {
+      ...process.env,
+      ...h.env,
+      LOG_LEVEL: 'info',
+      JOB_LOCK_MS: '1000',
+      STALLED_INTERVAL_MS: '250',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  await new Promise<void>((resolve, reject) => {
+    const rl = readline.createInterface({ input: child.stdout! });
+    rl.on('line', (line) => {
+      if (line.includes('"worker ready"')) resolve();
+    });
+    exited.then((code) => reject(new Error(`worker exited (${code}) before ready: ${stderr}`)));
+  });
+  return Object.assign(child, { exited });
+}
+
+describe('worker processes', () => {
+  it('a worker SIGKILLed mid-task loses nothing: a second worker finishes the task', async () => {
+    const a = await spawnWorker();
+    const firstDownload = h.fixtures.nextHold();
+    const id = await h.createTask(token, { image: h.fixtures.url('/hold/astronaut.png') });
+    await firstDownload;
+    expect((await h.waitForTask(token, id, (t) => t.status === 'processing')).status).toBe('processing');
+    a.kill('SIGKILL');
+    await a.exited;
+    h.fixtures.release(); // A's download answers into a dead socket
+
+    const secondDownload = h.fixtures.nextHold();
+    await spawnWorker();
+    await secondDownload; // B re-took the task once A's lock lapsed
+    h.fixtures.release();
+    const t = await h.waitForTask(token, id);
+    expect(t.status).toBe('succeeded');
+    expect(h.fixtures.hits.get('/hold/astronaut.png')).toBe(2);
+    const faces = await h.call('GET', t.output[0], { token });
+    expect(faces.json.faces).toHaveLength(1);
+  });
+
+  it('SIGTERM drains: the in-flight task finishes, no new task is taken, the process exits 0', async () => {
+    const a = await spawnWorker({ DRAIN_TIMEOUT_MS: '20000' });
+    const held = h.fixtures.nextHold();
+    const first = await h.createTask(token, { image: h.fixtures.url('/hold/astronaut.png') });
+    await held;
+    a.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 200));
+    const second = await h.createTask(token, { image: h.fixtures.url('/files/astronaut.png') });
+    h.fixtures.release();
+    expect(await a.exited).toBe(0);
+    expect((await h.waitForTask(token, first)).status).toBe('succeeded');
+    const waiting = await h.call('GET', `/api/tasks/v1/get/${second}`, { token });
+    expect(waiting.json.result.status).toBe('starting');
+    // A new worker picks the waiting one up.
+    await spawnWorker();
+    expect((await h.waitForTask(token, second)).status).toBe('succeeded');
+  });
+
+  it('SIGTERM past the drain bound hands the task back; another worker finishes it', async () => {
+    const a = await spawnWorker({ DRAIN_TIMEOUT_MS: '300' });
+    const held = h.fixtures.nextHold();
+    const id = await h.createTask(token, { image: h.fixtures.url('/hold/astronaut.png') });
+    await held;
+    a.kill('SIGTERM');
+    expect(await a.exited).toBe(0);
+    h.fixtures.release();
+    const again = h.fixtures.nextHold();
+    await spawnWorker();
+    await again;
+    h.fixtures.release();
+    expect((await h.waitForTask(token, id)).status).toBe('succeeded');
+  });
+
+  it('a task that keeps losing its worker is failed, not left processing', async () => {
+    // MAX_STALLED=0: the first lost worker is one too many.
+    const a = await spawnWorker({ MAX_STALLED: '0' });
+    const held = h.fixtures.nextHold();
+    const id = await h.createTask(token, { image: h.fixtures.url('/hold/astronaut.png') });
+    await held;
+    a.kill('SIGKILL');
+    await a.exited;
+    h.fixtures.release();
+    await spawnWorker({ MAX_STALLED: '0' });
+    const t = await h.waitForTask(token, id);
+    expect(t.status).toBe('failed');
+    expect(t.error).toMatch(/^WORKER_LOST: job stalled more than allowable limit/);
+  });
+});
