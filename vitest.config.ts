@@ -8,5 +8,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Two cores here: two test files at a time, each with its own Redis prefix and data folder.
     maxWorkers: 2,
+    reporters: ['default', './test/helpers/summary-reporter.ts'],
   },
 });

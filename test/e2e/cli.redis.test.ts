@@ -1,0 +1,51 @@
+// The CLIs users and outside tests drive: `npm run keys` and `npm run models -- list`.
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { Accounts } from '../../src/store/accounts.ts';
+import { connectRedis, keyspace } from '../../src/store/redis.ts';
+import { FACE_VERSION } from '../helpers/harness.ts';
+
+const run = promisify(execFile);
+const prefix = `t${randomBytes(5).toString('hex')}`;
+const env = { ...process.env, REDIS_URL: inject('redisUrl'), REDIS_PREFIX: prefix };
+const cli = (script: string, ...args: string[]) => run(process.execPath, ['--import', 'tsx', script, ...args], { env });
+const redis = connectRedis(inject('redisUrl'));
+afterAll(async () => {
+  const found = await redis.keys(`${prefix}:*`);
+  if (found.length) await redis.del(...found);
+  redis.disconnect();
+});
+
+describe('npm run keys', () => {
+  it('create prints a working key with its user and credits', async () => {
+    const { stdout } = await cli('scripts/keys.ts', 'create', '--credits', '7');
+    const out = JSON.parse(stdout);
+    expect(out).toEqual({ api_key: expect.stringMatching(/^iwk_/), user_id: expect.any(Number), credits: 7 });
+    expect(await new Accounts(redis, keyspace(prefix)).resolve(out.api_key)).toBe(out.user_id);
+  });
+
+  it('create --user N adds a key to that user; credits --add tops up', async () => {
+    const a = JSON.parse((await cli('scripts/keys.ts', 'create', '--user', '42', '--credits', '3')).stdout);
+    const b = JSON.parse((await cli('scripts/keys.ts', 'create', '--user', '42')).stdout);
+    expect([a.user_id, b.user_id, b.credits]).toEqual([42, 42, 3]);
+    expect(a.api_key).not.toBe(b.api_key);
+    const topped = JSON.parse((await cli('scripts/keys.ts', 'credits', '--user', '42', '--add', '10')).stdout);
+    expect(topped).toEqual({ user_id: 42, credits: 13 });
+  });
+
+  it('refuses bad arguments with exit code 2 and a message', async () => {
+    const err = await cli('scripts/keys.ts', 'create', '--user', 'x').catch((e) => e);
+    expect(err.code).toBe(2);
+    expect(err.stderr).toMatch(/--user must be an integer/);
+  });
+});
+
+describe('npm run models -- list', () => {
+  it('prints every version as JSON with its id, name, pipeline and license', async () => {
+    const rows = JSON.parse((await cli('scripts/models.ts', 'list')).stdout);
+    const face = rows.find((r: { name: string }) => r.name === 'face-detection-blazeface');
+    expect(face).toMatchObject({ version: FACE_VERSION, pipeline: 'face-detection', license: { code: 'Apache-2.0', weights: 'Apache-2.0' }, fetched: true });
+  });
+});

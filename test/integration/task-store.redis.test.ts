@@ -1,0 +1,126 @@
+// Task records, credits and keys against a real Redis: atomic transitions under concurrency,
+// charges that never overdraw, refunds exactly once, keys stored only hashed.
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { Accounts, hashApiKey } from '../../src/store/accounts.ts';
+import { connectRedis, keyspace, type RedisClient } from '../../src/store/redis.ts';
+import { TaskStore } from '../../src/store/task-store.ts';
+import type { VersionId } from '../../src/domain/version-id.ts';
+
+const prefix = `t${randomBytes(5).toString('hex')}`;
+const keys = keyspace(prefix);
+let redis: RedisClient;
+let tasks: TaskStore;
+let accounts: Accounts;
+const V = 'a'.repeat(64) as VersionId;
+const newId = () => randomBytes(16).toString('hex');
+
+beforeAll(() => {
+  redis = connectRedis(inject('redisUrl'));
+  tasks = new TaskStore(redis, keys);
+  accounts = new Accounts(redis, keys);
+});
+afterAll(async () => {
+  const found = await redis.keys(`${prefix}:*`);
+  if (found.length) await redis.del(...found);
+  redis.disconnect();
+});
+
+async function newUser(credits: number) {
+  const { userId } = await accounts.createKey();
+  if (credits) await accounts.addCredits(userId, credits, 'test');
+  return userId;
+}
+
+describe('task records', () => {
+  it('create charges the cost and records it; the record starts as starting with Redis time', async () => {
+    const user = await newUser(5);
+    const id = newId();
+    const before = Date.now();
+    const { createdMs, balance } = await tasks.create({ taskId: id, userId: user, version: V, input: { image: 'http://x' }, webhookUrl: null, cost: 2 });
+    expect(balance).toBe(3);
+    expect(Math.abs(createdMs - before)).toBeLessThan(5_000);
+    const r = (await tasks.get(id))!;
+    expect(r).toMatchObject({ status: 'starting', userId: user, cost: 2, attempts: 0, input: { image: 'http://x' }, completedMs: null });
+    const ledger = await accounts.ledger(user);
+    expect(ledger[0]).toMatchObject({ delta: -2, balance: 3, reason: 'task', ref: id });
+  });
+
+  it('50 concurrent creates against a balance for 10 charge exactly 10 and never overdraw', async () => {
+    const user = await newUser(10);
+    const results = await Promise.allSettled(
+      Array.from({ length: 50 }, () => tasks.create({ taskId: newId(), userId: user, version: V, input: {}, webhookUrl: null, cost: 1 })),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(10);
+    const refused = results.filter((r) => r.status === 'rejected') as PromiseRejectedResult[];
+    expect(refused).toHaveLength(40);
+    expect(refused[0]!.reason.code).toBe('INSUFFICIENT_CREDITS');
+    expect(await accounts.balance(user)).toBe(0);
+    expect(await redis.zcard(keys.userTasks(user))).toBe(10);
+  });
+
+  it('enforces transitions; terminal states never change', async () => {
+    const user = await newUser(1);
+    const id = newId();
+    await tasks.create({ taskId: id, userId: user, version: V, input: {}, webhookUrl: null, cost: 1 });
+    expect((await tasks.succeed(id, { outputKeys: [], logs: '', predictTimeS: 0 })).result).toBe('conflict'); // starting -/-> succeeded
+    expect(await tasks.claim(id)).toMatchObject({ result: 'ok', previous: 'starting' });
+    expect(await tasks.claim(id)).toMatchObject({ result: 'ok', previous: 'processing' }); // re-claim after a lost worker
+    expect((await tasks.get(id))!.attempts).toBe(2);
+    expect((await tasks.succeed(id, { outputKeys: ['tasks/x/a.json'], logs: 'l', predictTimeS: 0.0123 })).result).toBe('ok');
+    for (const attempt of [() => tasks.fail(id, 'x'), () => tasks.cancel(id), () => tasks.claim(id)]) {
+      expect(await attempt()).toEqual({ result: 'conflict', current: 'succeeded' });
+    }
+    const r = (await tasks.get(id))!;
+    expect(r).toMatchObject({ status: 'succeeded', outputKeys: ['tasks/x/a.json'], predictTimeS: 0.012 });
+    expect(r.totalTimeS).toBeGreaterThanOrEqual(0);
+    expect(r.completedMs).toBeGreaterThanOrEqual(r.createdMs);
+    expect(await tasks.claim(newId())).toEqual({ result: 'missing' });
+  });
+
+  it('a succeed racing a cancel: exactly one wins, and the refund happens only if cancel won', async () => {
+    for (let i = 0; i < 20; i++) {
+      const user = await newUser(1);
+      const id = newId();
+      await tasks.create({ taskId: id, userId: user, version: V, input: {}, webhookUrl: null, cost: 1 });
+      await tasks.claim(id);
+      const [s, c] = await Promise.all([tasks.succeed(id, { outputKeys: [], logs: '', predictTimeS: 0 }), tasks.cancel(id)]);
+      expect([s.result, c.result].sort()).toEqual(['conflict', 'ok']);
+      const final = (await tasks.get(id))!.status;
+      expect(final).toBe(s.result === 'ok' ? 'succeeded' : 'canceled');
+      expect(await accounts.balance(user)).toBe(final === 'canceled' ? 1 : 0);
+    }
+  });
+
+  it('refunds a failed task exactly once', async () => {
+    const user = await newUser(3);
+    const id = newId();
+    await tasks.create({ taskId: id, userId: user, version: V, input: {}, webhookUrl: null, cost: 3 });
+    await tasks.claim(id);
+    const results = await Promise.all([tasks.fail(id, 'A: a'), tasks.fail(id, 'B: b'), tasks.cancel(id)]);
+    expect(results.filter((r) => r.result === 'ok')).toHaveLength(1);
+    expect(await accounts.balance(user)).toBe(3);
+    const refunds = (await accounts.ledger(user)).filter((e) => e.reason.startsWith('refund'));
+    expect(refunds).toHaveLength(1);
+    expect(refunds[0]).toMatchObject({ delta: 3, balance: 3, ref: id });
+  });
+});
+
+describe('API keys', () => {
+  it('are stored only as their sha256 and resolve to their user', async () => {
+    const { apiKey, userId } = await accounts.createKey();
+    expect(apiKey).toMatch(/^iwk_[A-Za-z0-9_-]{43}$/);
+    expect(await accounts.resolve(apiKey)).toBe(userId);
+    expect(await accounts.resolve(apiKey + 'x')).toBeNull();
+    const all = await redis.keys(`${prefix}:*`);
+    expect(all.some((k) => k.includes(apiKey))).toBe(false);
+    expect(await redis.get(keys.apiKey(hashApiKey(apiKey)))).toBe(String(userId));
+  });
+
+  it('an explicit user id keeps the sequence ahead of it', async () => {
+    const { userId } = await accounts.createKey(9000);
+    expect(userId).toBe(9000);
+    expect((await accounts.createKey()).userId).toBe(9001);
+  });
+});

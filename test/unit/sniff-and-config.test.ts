@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import sharp from 'sharp';
+import { sniffImageType } from '../../src/imaging/sniff.ts';
+import { parseConfig } from '../../src/config/env.ts';
+
+describe('magic-byte sniffing', () => {
+  it('recognises real JPEG, PNG and WebP files and nothing else', async () => {
+    const img = sharp({ create: { width: 4, height: 4, channels: 3, background: '#123' } });
+    expect(sniffImageType(await img.clone().jpeg().toBuffer())).toBe('jpeg');
+    expect(sniffImageType(await img.clone().png().toBuffer())).toBe('png');
+    expect(sniffImageType(await img.clone().webp().toBuffer())).toBe('webp');
+    expect(sniffImageType(await img.clone().gif().toBuffer())).toBeNull();
+    expect(sniffImageType(Buffer.from('<html>'))).toBeNull();
+    expect(sniffImageType(Buffer.from('RIFF\0\0\0\0WAVE'))).toBeNull();
+    expect(sniffImageType(new Uint8Array(0))).toBeNull();
+  });
+});
+
+describe('config', () => {
+  it('has documented defaults', () => {
+    const c = parseConfig({});
+    expect(c.port).toBe(8080);
+    expect(c.executionProvider).toBe('cpu');
+    expect(c.publicBaseUrl).toBe('http://127.0.0.1:8080');
+    expect(c.input.maxBytes).toBe(20 * 1024 * 1024);
+    expect(c.redisUrl).toBeUndefined();
+    expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it('fails fast naming every bad variable', () => {
+    expect(() => parseConfig({ PORT: 'eighty', EXECUTION_PROVIDER: 'tpu' })).toThrow(/PORT:.*\n\s+EXECUTION_PROVIDER:/s);
+  });
+
+  it('treats empty strings as unset', () => {
+    expect(parseConfig({ REDIS_URL: '', PORT: '' }).port).toBe(8080);
+  });
+});
