@@ -76,6 +76,7 @@ export function createWorker(config: Config, s: Services, redisUrl: string, log:
       modelsDir: config.modelsDir,
       provider: config.executionProvider,
       intraOpThreads: config.ortIntraOpThreads,
+      allowSpinning: config.ortAllowSpinning,
       maxPixels: config.input.maxPixels,
       warm: [...s.registry.versions.keys()],
     },

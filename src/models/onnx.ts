@@ -25,6 +25,8 @@ export interface ModelSession {
 export interface SessionOptions {
   provider: ExecutionProvider;
   intraOpThreads: number;
+  /** Let intra-op threads spin between runs (lower latency alone, more contention in a busy process). */
+  allowSpinning: boolean;
   /** Told when the requested provider is unavailable and cpu is used instead. */
   onFallback?: (message: string) => void;
 }
@@ -44,13 +46,16 @@ export function runtimeVersion(): string {
   return ort.env.versions.node ?? ort.env.versions.common ?? 'unknown';
 }
 
-async function open(graphPath: string, provider: ExecutionProvider, intraOpThreads: number) {
+async function open(graphPath: string, provider: ExecutionProvider, opts: SessionOptions) {
   return ort.InferenceSession.create(graphPath, {
     executionProviders: [provider],
-    intraOpNumThreads: intraOpThreads,
+    intraOpNumThreads: opts.intraOpThreads,
     interOpNumThreads: 1,
     graphOptimizationLevel: 'all',
     logSeverityLevel: 3,
+    // Spinning intra-op threads keep cores busy between runs, starving the worker's own event
+    // loop (Redis, HTTP downloads) and sharp on small machines; measured in scripts/bench.ts.
+    extra: { session: { intra_op: { allow_spinning: opts.allowSpinning ? '1' : '0' } } },
   });
 }
 
@@ -62,12 +67,12 @@ export async function createSession(graphPath: string, opts: SessionOptions): Pr
     if (provider === 'cuda' && !bundledProviders().includes('cuda')) {
       throw new Error('this onnxruntime-node build has no CUDA provider (install with ONNXRUNTIME_NODE_INSTALL=cuda12)');
     }
-    session = await open(graphPath, provider, opts.intraOpThreads);
+    session = await open(graphPath, provider, opts);
   } catch (e) {
     if (provider === 'cpu') throw e;
     opts.onFallback?.(`execution provider ${provider} unavailable (${(e as Error).message.split('\n')[0]}); using cpu`);
     provider = 'cpu';
-    session = await open(graphPath, provider, opts.intraOpThreads);
+    session = await open(graphPath, provider, opts);
   }
   return wrap(session, provider);
 }

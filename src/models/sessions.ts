@@ -9,6 +9,7 @@ import type { Registry } from './registry.ts';
 export interface SessionCacheOptions {
   provider: ExecutionProvider;
   intraOpThreads: number;
+  allowSpinning: boolean;
   warn: (message: string) => void;
 }
 
@@ -59,6 +60,7 @@ export class SessionCache {
     return createSession(file, {
       provider: this.opts.provider,
       intraOpThreads: this.opts.intraOpThreads,
+      allowSpinning: this.opts.allowSpinning,
       onFallback: this.opts.warn,
     });
   }

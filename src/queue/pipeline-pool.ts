@@ -12,6 +12,7 @@ export interface ThreadInit {
   modelsDir: string;
   provider: ExecutionProvider;
   intraOpThreads: number;
+  allowSpinning: boolean;
   maxPixels: number;
   /** Versions whose sessions each thread loads at start, before it takes requests. */
   warm: VersionId[];

@@ -18,6 +18,7 @@ const registry = loadRegistry(init.modelsDir);
 const sessions = new SessionCache(registry, {
   provider: init.provider,
   intraOpThreads: init.intraOpThreads,
+  allowSpinning: init.allowSpinning,
   warn: (message) => parentPort!.postMessage({ type: 'warn', message } satisfies ThreadResponse),
 });
 

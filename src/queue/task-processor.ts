@@ -1,5 +1,6 @@
 // One task, end to end, on a worker: claim -> download inputs -> pipeline (inference thread) ->
-// store outputs -> succeed. Checks for cancel between steps. Fails the record itself when the
+// store outputs -> succeed. Checks for cancel before the pipeline; a cancel that lands later makes
+// the final succeed conflict, and the stored outputs are removed. Fails the record itself when the
 // error is permanent or this is the last attempt; otherwise rethrows so BullMQ retries.
 import { AppError, toAppError } from '../errors/codes.ts';
 import { formatStageLogs, type StageTimings } from '../domain/task.ts';
@@ -35,9 +36,14 @@ export const taskBlobPrefix = (taskId: string) => `tasks/${taskId}`;
  * `signal` aborts the run when the worker hands the task back (drain timeout): downloads stop, no
  * further step runs and the record is left processing for the worker that takes it next.
  */
-export async function processTask(deps: ProcessorDeps, taskId: string, attempt: Attempt, signal?: AbortSignal): Promise<Outcome> {
+export async function processTask(
+  deps: ProcessorDeps,
+  { taskId, userId }: { taskId: string; userId: number },
+  attempt: Attempt,
+  signal?: AbortSignal,
+): Promise<Outcome> {
   const { tasks, log } = deps;
-  const claim = await tasks.claim(taskId);
+  const claim = await tasks.claim(taskId, userId);
   if (claim.result !== 'ok') {
     // Canceled (or already ended) before we got to it, or the record expired: nothing to do.
     log.info({ taskId, claim }, 'task not claimable; skipped');
@@ -57,8 +63,7 @@ export async function processTask(deps: ProcessorDeps, taskId: string, attempt: 
   let notes: string[] = [`attempt: ${attempt.number}/${attempt.max}`];
 
   try {
-    const record = await tasks.get(taskId);
-    if (!record) return 'skipped';
+    const record = claim.record;
     const version = deps.registry.get(record.version);
     if (!version) throw new AppError('VERSION_NOT_FOUND', `version ${record.version} is not known to this worker`);
     const spec = PIPELINE_INPUTS[version.manifest.pipeline];
@@ -81,19 +86,18 @@ export async function processTask(deps: ProcessorDeps, taskId: string, attempt: 
     stages.push(...result.stages);
     notes = [...notes, ...result.notes];
     if (handedBack()) return 'handed-back';
-    if (await canceled()) return 'canceled';
 
     const prefix = taskBlobPrefix(taskId);
     const outputKeys = result.files.map((f) => `${prefix}/${f.name}`);
     await timed('store', () => Promise.all(result.files.map((f, i) => deps.blobs.put(outputKeys[i]!, f.data))));
 
-    const done = await tasks.succeed(taskId, {
-      outputKeys,
-      logs: formatStageLogs(stages, notes),
-      predictTimeS: result.predictMs / 1000,
-    });
+    const done = await tasks.succeed(
+      taskId,
+      { outputKeys, logs: formatStageLogs(stages, notes), predictTimeS: result.predictMs / 1000 },
+      userId,
+    );
     if (done.result !== 'ok') {
-      // Canceled while we stored: the outputs belong to nobody now.
+      // Canceled while the pipeline ran or we stored: the outputs belong to nobody now.
       await deps.blobs.removePrefix(prefix);
       return 'canceled';
     }
@@ -104,7 +108,7 @@ export async function processTask(deps: ProcessorDeps, taskId: string, attempt: 
     const final = !err.retryable || attempt.number >= attempt.max;
     log.warn({ taskId, code: err.code, err: err.message, attempt: attempt.number, final }, 'task attempt failed');
     if (!final) throw err;
-    await tasks.fail(taskId, `${err.code}: ${err.message}`, formatStageLogs(stages, notes));
+    await tasks.fail(taskId, `${err.code}: ${err.message}`, formatStageLogs(stages, notes), userId);
     return 'failed';
   }
 }

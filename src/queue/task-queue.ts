@@ -8,6 +8,8 @@ export const JobName = { RunTask: 'run-task' } as const;
 
 export interface TaskJobData {
   taskId: string;
+  /** Owner, carried so the worker's status changes need no lookup first. */
+  userId: number;
 }
 
 export interface QueueSettings {
@@ -25,10 +27,10 @@ export class TaskQueue {
     this.queue = new Queue<TaskJobData>(QueueName.Tasks, { connection: this.connection, prefix: settings.prefix });
   }
 
-  async enqueue(taskId: string): Promise<void> {
+  async enqueue(taskId: string, userId: number): Promise<void> {
     await this.queue.add(
       JobName.RunTask,
-      { taskId },
+      { taskId, userId },
       {
         jobId: taskId,
         attempts: this.settings.attempts,

@@ -58,7 +58,7 @@ export class TaskWorker {
       const final = job.attemptsMade >= (job.opts.attempts ?? 1) || /stalled more than allowable/.test(err.message);
       if (!final) return;
       this.deps.tasks
-        .fail(job.data.taskId, `WORKER_LOST: ${err.message} (the task's worker stopped while running it ${this.settings.maxStalled + 1} times)`)
+        .fail(job.data.taskId, `WORKER_LOST: ${err.message} (the task's worker stopped while running it ${this.settings.maxStalled + 1} times)`, undefined, job.data.userId)
         .catch((e: Error) => this.log.error({ err: e.message, taskId: job.data.taskId }, 'could not record task failure'));
     });
     this.worker.on('error', (e) => this.log.error({ err: e.message }, 'worker error'));
@@ -76,7 +76,7 @@ export class TaskWorker {
     const abort = new AbortController();
     this.inFlight.set(taskId, { job, token, abort });
     try {
-      return await processTask(this.deps, taskId, { number: job.attemptsMade + 1, max: job.opts.attempts ?? 1 }, abort.signal);
+      return await processTask(this.deps, { taskId, userId: job.data.userId }, { number: job.attemptsMade + 1, max: job.opts.attempts ?? 1 }, abort.signal);
     } finally {
       this.inFlight.delete(taskId);
     }

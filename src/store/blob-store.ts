@@ -1,5 +1,6 @@
 // Blob storage for task inputs and outputs: a local folder by default. Keys are relative paths
-// ("tasks/<task_id>/preview.jpg"); writes are atomic (temp file + rename).
+// ("tasks/<task_id>/preview.jpg"). Writes go straight to the file: a blob is only reachable once
+// the task record lists it, which happens after every write has finished.
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -43,9 +44,7 @@ export class LocalBlobStore implements BlobStore {
   async put(key: string, data: Uint8Array): Promise<void> {
     const file = this.file(key);
     await fs.promises.mkdir(path.dirname(file), { recursive: true });
-    const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-    await fs.promises.writeFile(tmp, data);
-    await fs.promises.rename(tmp, file);
+    await fs.promises.writeFile(file, data);
   }
 
   async open(key: string): Promise<BlobInfo | null> {

@@ -13,7 +13,7 @@ const TRANSITION = lua('transition');
 
 type Scripted = RedisClient & {
   createTask(k1: string, k2: string, k3: string, k4: string, ...argv: (string | number)[]): Promise<[number, number]>;
-  transitionTask(k1: string, k2: string, k3: string, ...argv: (string | number)[]): Promise<[string, string?, number?]>;
+  transitionTask(k1: string, k2: string, k3: string, ...argv: (string | number)[]): Promise<string[]>;
 };
 
 export interface NewTask {
@@ -26,7 +26,7 @@ export interface NewTask {
 }
 
 export type TransitionResult =
-  | { result: 'ok'; previous: TaskStatus; atMs: number }
+  | { result: 'ok'; previous: TaskStatus; atMs: number; record: TaskRecord }
   | { result: 'conflict'; current: TaskStatus }
   | { result: 'missing' };
 
@@ -74,31 +74,18 @@ export class TaskStore {
   }
 
   async get(taskId: string): Promise<TaskRecord | null> {
-    const h = await this.redis.hgetall(this.keys.task(taskId));
-    if (!h.status) return null;
-    return {
-      taskId: h.task_id ?? taskId,
-      userId: Number(h.user_id),
-      version: h.version as VersionId,
-      input: h.input ? (JSON.parse(h.input) as Record<string, unknown>) : {},
-      webhookUrl: h.webhook_url || null,
-      status: h.status as TaskStatus,
-      error: h.error || null,
-      logs: h.logs || null,
-      outputKeys: h.output_keys ? (JSON.parse(h.output_keys) as string[]) : null,
-      predictTimeS: round3(num(h.predict_time)),
-      totalTimeS: round3(num(h.total_time)),
-      createdMs: Number(h.created_ms),
-      completedMs: num(h.completed_ms),
-      cost: Number(h.cost ?? 0),
-      attempts: Number(h.attempts ?? 0),
-    };
+    return parseRecord(taskId, await this.redis.hgetall(this.keys.task(taskId)));
   }
 
-  private async transition(taskId: string, to: TaskStatus, refund: boolean, fields: (string | number)[]): Promise<TransitionResult> {
-    const userId = await this.redis.hget(this.keys.task(taskId), 'user_id');
-    if (userId === null) return { result: 'missing' };
-    const uid = Number(userId);
+
+  /** `userId`, when the caller knows it, saves a round trip (the refund keys are the user's). */
+  private async transition(taskId: string, to: TaskStatus, refund: boolean, fields: (string | number)[], userId?: number): Promise<TransitionResult> {
+    let uid = userId;
+    if (uid === undefined) {
+      const stored = await this.redis.hget(this.keys.task(taskId), 'user_id');
+      if (stored === null) return { result: 'missing' };
+      uid = Number(stored);
+    }
     const r = await this.redis.transitionTask(
       this.keys.task(taskId),
       this.keys.credits(uid),
@@ -109,38 +96,64 @@ export class TaskStore {
       refund ? '1' : '0',
       ...fields,
     );
-    if (r[0] === 'ok') return { result: 'ok', previous: r[1] as TaskStatus, atMs: Number(r[2]) };
+    if (r[0] === 'ok') {
+      const h: Record<string, string> = {};
+      for (let i = 3; i + 1 < r.length; i += 2) h[r[i]!] = r[i + 1]!;
+      return { result: 'ok', previous: r[1] as TaskStatus, atMs: Number(r[2]), record: parseRecord(taskId, h)! };
+    }
     if (r[0] === 'conflict') return { result: 'conflict', current: r[1] as TaskStatus };
     return { result: 'missing' };
   }
 
-  /** starting | processing -> processing (a worker takes, or re-takes, the task). */
-  claim(taskId: string): Promise<TransitionResult> {
-    return this.transition(taskId, 'processing', false, []);
+  /** starting | processing -> processing (a worker takes, or re-takes, the task); gives the record. */
+  claim(taskId: string, userId?: number): Promise<TransitionResult> {
+    return this.transition(taskId, 'processing', false, [], userId);
   }
 
   /** processing -> succeeded. */
-  succeed(taskId: string, u: SuccessUpdate): Promise<TransitionResult> {
-    return this.transition(taskId, 'succeeded', false, [
-      'output_keys', JSON.stringify(u.outputKeys),
-      'logs', u.logs,
-      'predict_time', u.predictTimeS,
-      'error', '',
-    ]);
+  succeed(taskId: string, u: SuccessUpdate, userId?: number): Promise<TransitionResult> {
+    return this.transition(
+      taskId,
+      'succeeded',
+      false,
+      ['output_keys', JSON.stringify(u.outputKeys), 'logs', u.logs, 'predict_time', u.predictTimeS, 'error', ''],
+      userId,
+    );
   }
 
   /** processing -> failed, refunding the task's cost. */
-  fail(taskId: string, error: string, logs?: string): Promise<TransitionResult> {
-    return this.transition(taskId, 'failed', true, ['error', error, ...(logs ? ['logs', logs] : [])]);
+  fail(taskId: string, error: string, logs?: string, userId?: number): Promise<TransitionResult> {
+    return this.transition(taskId, 'failed', true, ['error', error, ...(logs ? ['logs', logs] : [])], userId);
   }
 
   /** starting | processing -> canceled, refunding the task's cost. */
-  cancel(taskId: string): Promise<TransitionResult> {
-    return this.transition(taskId, 'canceled', true, []);
+  cancel(taskId: string, userId?: number): Promise<TransitionResult> {
+    return this.transition(taskId, 'canceled', true, [], userId);
   }
 
   /** Cheap status read, used by workers to stop early on cancel. */
   async status(taskId: string): Promise<TaskStatus | null> {
     return (await this.redis.hget(this.keys.task(taskId), 'status')) as TaskStatus | null;
   }
+}
+
+function parseRecord(taskId: string, h: Record<string, string>): TaskRecord | null {
+  if (!h.status) return null;
+  return {
+    taskId: h.task_id ?? taskId,
+    userId: Number(h.user_id),
+    version: h.version as VersionId,
+    input: h.input ? (JSON.parse(h.input) as Record<string, unknown>) : {},
+    webhookUrl: h.webhook_url || null,
+    status: h.status as TaskStatus,
+    error: h.error || null,
+    logs: h.logs || null,
+    outputKeys: h.output_keys ? (JSON.parse(h.output_keys) as string[]) : null,
+    predictTimeS: round3(num(h.predict_time)),
+    totalTimeS: round3(num(h.total_time)),
+    createdMs: Number(h.created_ms),
+    completedMs: num(h.completed_ms),
+    cost: Number(h.cost ?? 0),
+    attempts: Number(h.attempts ?? 0),
+  };
 }

@@ -10,7 +10,7 @@ import { faceDetection } from '../../src/pipelines/face-detection/pipeline.ts';
 
 const registry = loadRegistry(path.resolve('models'));
 const version = registry.byName('face-detection-blazeface')!;
-const sessions = new SessionCache(registry, { provider: 'cpu', intraOpThreads: 1, warn: () => {} });
+const sessions = new SessionCache(registry, { provider: 'cpu', intraOpThreads: 1, allowSpinning: false, warn: () => {} });
 afterAll(() => sessions.releaseAll());
 
 async function detect(bytes: Uint8Array, input: Record<string, unknown> = {}) {

@@ -57,11 +57,11 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps): void {
     const cost = version.manifest.cost;
     await tasks.create({ taskId, userId, version: version.id, input: parsed.data, webhookUrl: webhook_url ?? null, cost });
     try {
-      await queue.enqueue(taskId);
+      await queue.enqueue(taskId, userId);
     } catch (e) {
       // Never leave a charged task that no worker will see.
-      await tasks.claim(taskId);
-      await tasks.fail(taskId, 'INTERNAL: the task could not be queued');
+      await tasks.claim(taskId, userId);
+      await tasks.fail(taskId, 'INTERNAL: the task could not be queued', undefined, userId);
       throw new AppError('INTERNAL', 'the task could not be queued; nothing was charged', undefined, { cause: e });
     }
     return ok({ task_id: taskId, task_cost: cost }, 'task created');
@@ -75,13 +75,13 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps): void {
   app.post<{ Params: { task_id: string } }>('/api/tasks/v1/cancel/:task_id', async (req) => {
     const userId = await authenticate(req, accounts);
     const record = await ownTask(req.params.task_id, userId);
-    const r = await tasks.cancel(record.taskId);
+    const r = await tasks.cancel(record.taskId, userId);
     if (r.result === 'conflict') {
       throw new AppError('TASK_ALREADY_ENDED', `task ${record.taskId} has already ended (${r.current})`, { status: r.current });
     }
     if (r.result === 'missing') throw new AppError('TASK_NOT_FOUND', `task ${record.taskId} not found`);
     // Queued: drop it now. Running: its worker sees the status and stops at its next step.
     await queue.removeIfQueued(record.taskId);
-    return ok(view((await tasks.get(record.taskId))!), r.previous === 'starting' ? 'task canceled' : 'task canceled; its run stops at the next step');
+    return ok(view(r.record), r.previous === 'starting' ? 'task canceled' : 'task canceled; its run stops at the next step');
   });
 }

@@ -4,7 +4,7 @@
 -- ARGV[3] '1' when the new status is terminal (sets completed_ms and total_time)
 -- ARGV[4] '1' to refund the task's cost (once)
 -- ARGV[5..] extra field/value pairs to set
--- Returns {'ok', previous, now_ms} | {'conflict', current} | {'missing'}
+-- Returns {'ok', previous, now_ms, field1, value1, ...} (the record after the change) | {'conflict', current} | {'missing'}
 local cur = redis.call('HGET', KEYS[1], 'status')
 if not cur then return {'missing'} end
 if not string.find(',' .. ARGV[2] .. ',', ',' .. cur .. ',', 1, true) then return {'conflict', cur} end
@@ -29,4 +29,6 @@ if ARGV[4] == '1' and redis.call('HSETNX', KEYS[1], 'refunded', '1') == 1 then
   end
 end
 if #ARGV >= 5 then redis.call('HSET', KEYS[1], unpack(ARGV, 5)) end
-return {'ok', cur, ms}
+local out = {'ok', cur, ms}
+for _, v in ipairs(redis.call('HGETALL', KEYS[1])) do out[#out + 1] = v end
+return out
