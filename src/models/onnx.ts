@@ -34,18 +34,6 @@ export interface SessionOptions {
 // Quiet onnxruntime's own warnings (e.g. unused initializers in converted graphs); errors still throw.
 ort.env.logLevel = 'error';
 
-/** Providers this build of onnxruntime-node can load here. */
-export function bundledProviders(): ExecutionProvider[] {
-  return ort
-    .listSupportedBackends()
-    .filter((b) => b.bundled && (b.name === 'cpu' || b.name === 'cuda' || b.name === 'webgpu'))
-    .map((b) => b.name as ExecutionProvider);
-}
-
-export function runtimeVersion(): string {
-  return ort.env.versions.node ?? ort.env.versions.common ?? 'unknown';
-}
-
 async function open(graphPath: string, provider: ExecutionProvider, opts: SessionOptions) {
   return ort.InferenceSession.create(graphPath, {
     executionProviders: [provider],
@@ -64,13 +52,13 @@ export async function createSession(graphPath: string, opts: SessionOptions): Pr
   let provider = opts.provider;
   let session: ort.InferenceSession;
   try {
-    if (provider === 'cuda' && !bundledProviders().includes('cuda')) {
-      throw new Error('this onnxruntime-node build has no CUDA provider (install with ONNXRUNTIME_NODE_INSTALL=cuda12)');
-    }
     session = await open(graphPath, provider, opts);
   } catch (e) {
     if (provider === 'cpu') throw e;
-    opts.onFallback?.(`execution provider ${provider} unavailable (${(e as Error).message.split('\n')[0]}); using cpu`);
+    // CUDA's provider library is not in the npm package ("bundled: false" even once installed):
+    // it comes from `ONNXRUNTIME_NODE_INSTALL=cuda12 npm ci`. WebGPU needs a real GPU (Vulkan).
+    const hint = provider === 'cuda' ? ' (install with ONNXRUNTIME_NODE_INSTALL=cuda12; needs CUDA 12 + cuDNN 9)' : '';
+    opts.onFallback?.(`execution provider ${provider} unavailable${hint}: ${(e as Error).message.split('\n')[0]}; using cpu`);
     provider = 'cpu';
     session = await open(graphPath, provider, opts);
   }
