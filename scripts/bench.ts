@@ -26,6 +26,7 @@ import { fetchAll } from '../src/models/fetch-graphs.ts';
 import { SessionCache } from '../src/models/sessions.ts';
 import { faceDetection } from '../src/pipelines/face-detection/pipeline.ts';
 import { letterboxToTensor, decodeImage } from '../src/imaging/image.ts';
+import { deleteKeysWithPrefix } from '../src/store/redis.ts';
 
 const mode = process.argv[2] ?? 'core';
 if (mode !== 'core') {
@@ -196,12 +197,7 @@ await app.close();
 await client.close();
 files.close();
 await sessions.releaseAll();
-let cursor = '0';
-do {
-  const [nextCursor, keys] = await services.redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-  cursor = nextCursor;
-  if (keys.length) await services.redis.del(...keys);
-} while (cursor !== '0');
+await deleteKeysWithPrefix(services.redis, prefix);
 await services.close();
 await embedded?.stop();
 fs.rmSync(dataDir, { recursive: true, force: true });

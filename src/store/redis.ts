@@ -34,3 +34,15 @@ export function keyspace(prefix: string) {
   };
 }
 export type Keyspace = ReturnType<typeof keyspace>;
+
+/** Deletes every key under `prefix:` (SCAN, never KEYS): for tests and benchmarks on a shared Redis. */
+export async function deleteKeysWithPrefix(redis: RedisClient, prefix: string): Promise<number> {
+  let cursor = '0';
+  let deleted = 0;
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length) deleted += await redis.del(...keys);
+  } while (cursor !== '0');
+  return deleted;
+}

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { Accounts } from '../../src/store/accounts.ts';
-import { connectRedis, keyspace } from '../../src/store/redis.ts';
+import { connectRedis, deleteKeysWithPrefix, keyspace } from '../../src/store/redis.ts';
 import { FACE_VERSION } from '../helpers/harness.ts';
 
 const run = promisify(execFile);
@@ -13,8 +13,7 @@ const env = { ...process.env, REDIS_URL: inject('redisUrl'), REDIS_PREFIX: prefi
 const cli = (script: string, ...args: string[]) => run(process.execPath, ['--import', 'tsx', script, ...args], { env });
 const redis = connectRedis(inject('redisUrl'));
 afterAll(async () => {
-  const found = await redis.keys(`${prefix}:*`);
-  if (found.length) await redis.del(...found);
+  await deleteKeysWithPrefix(redis, prefix);
   redis.disconnect();
 });
 

@@ -2,30 +2,22 @@
 // (with its inference threads) in this process, a fresh Redis key prefix and data folder per
 // harness, and a fixture HTTP server for inputs. Everything is torn down and its keys deleted.
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 import { parseConfig, type Config } from '../../src/config/env.ts';
 import { silentLogger } from '../../src/domain/logger.ts';
+import { freePort } from '../../src/main/embedded-redis.ts';
 import { createApi, createServices, createWorker, type Services } from '../../src/main/services.ts';
+import { deleteKeysWithPrefix } from '../../src/store/redis.ts';
+
+export { freePort };
 import type { PipelinePool } from '../../src/queue/pipeline-pool.ts';
 import type { TaskWorker } from '../../src/queue/task-worker.ts';
 import { startFixtureServer, type FixtureServer } from './fixture-server.ts';
 
 export const FACE_VERSION = 'ad38697f9baafa7cd5f79808e838acf3a57470368d9a9139f6926d5ab4d14044';
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 export interface CallResult {
   status: number;
@@ -130,12 +122,7 @@ export async function startHarness(opts: { worker?: boolean; env?: Record<string
       await pool?.close();
       await fixtures.close();
       // Delete this harness's keys (tasks, users, BullMQ queue) from the shared test Redis.
-      let cursor = '0';
-      do {
-        const [next, keys] = await services.redis.scan(cursor, 'MATCH', `${env.REDIS_PREFIX}:*`, 'COUNT', 1000);
-        cursor = next;
-        if (keys.length) await services.redis.del(...keys);
-      } while (cursor !== '0');
+      await deleteKeysWithPrefix(services.redis, env.REDIS_PREFIX!);
       await services.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },

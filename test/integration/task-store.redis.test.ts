@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { Accounts, hashApiKey } from '../../src/store/accounts.ts';
-import { connectRedis, keyspace, type RedisClient } from '../../src/store/redis.ts';
+import { connectRedis, deleteKeysWithPrefix, keyspace, type RedisClient } from '../../src/store/redis.ts';
 import { TaskStore } from '../../src/store/task-store.ts';
 import type { VersionId } from '../../src/domain/version-id.ts';
 
@@ -22,8 +22,7 @@ beforeAll(() => {
   accounts = new Accounts(redis, keys);
 });
 afterAll(async () => {
-  const found = await redis.keys(`${prefix}:*`);
-  if (found.length) await redis.del(...found);
+  await deleteKeysWithPrefix(redis, prefix);
   redis.disconnect();
 });
 
