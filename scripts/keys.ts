@@ -1,5 +1,6 @@
 // npm run keys -- create [--user N] [--credits N]     new API key (new user unless --user), prints JSON
 // npm run keys -- credits --user N [--add M]           add credits (negative to remove), prints the balance
+// npm run keys -- webhook-secret --user N              the user's webhook signing secret (created if needed)
 // Uses REDIS_URL, or the embedded Redis of `npm start` when that is running from the same DATA_DIR.
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config/env.ts';
@@ -24,12 +25,12 @@ const int = (name: string, v: string | undefined): number | undefined => {
 const user = int('user', values.user);
 const creditsArg = int('credits', values.credits);
 const add = int('add', values.add) ?? 0;
-if (cmd !== 'create' && cmd !== 'credits') {
-  console.error('usage: npm run keys -- create [--user N] [--credits N] | credits --user N [--add M]');
+if (cmd !== 'create' && cmd !== 'credits' && cmd !== 'webhook-secret') {
+  console.error('usage: npm run keys -- create [--user N] [--credits N] | credits --user N [--add M] | webhook-secret --user N');
   process.exit(2);
 }
-if (cmd === 'credits' && user === undefined) {
-  console.error('credits needs --user N');
+if (cmd !== 'create' && user === undefined) {
+  console.error(`${cmd} needs --user N`);
   process.exit(2);
 }
 
@@ -43,6 +44,8 @@ try {
     const { apiKey, userId } = await accounts.createKey(user);
     if (credits !== 0) await accounts.addCredits(userId, credits, 'grant:keys-cli');
     console.log(JSON.stringify({ api_key: apiKey, user_id: userId, credits: await accounts.balance(userId) }));
+  } else if (cmd === 'webhook-secret') {
+    console.log(JSON.stringify({ user_id: user, webhook_secret: await accounts.webhookSecret(user!) }));
   } else {
     const balance = add !== 0 ? await accounts.addCredits(user!, add, 'grant:keys-cli') : await accounts.balance(user!);
     console.log(JSON.stringify({ user_id: user, credits: balance }));

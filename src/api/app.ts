@@ -8,6 +8,7 @@ import type { BlobStore } from '../store/blob-store.ts';
 import type { TaskStore } from '../store/task-store.ts';
 import type { WorkerRegistry } from '../store/workers.ts';
 import type { TaskQueue } from '../queue/task-queue.ts';
+import type { OutboundHttp } from '../queue/outbound-http.ts';
 import { errorEnvelope } from './envelope.ts';
 import { registerTaskRoutes } from './routes/tasks.ts';
 import { registerFileRoutes } from './routes/files.ts';
@@ -20,6 +21,8 @@ export interface AppDeps {
   queue: TaskQueue;
   registry: Registry;
   workers: WorkerRegistry;
+  /** Checks user-given URLs against the outbound policy at create time. */
+  http: Pick<OutboundHttp, 'check'>;
   publicBaseUrl: string;
   bodyMaxBytes: number;
   readyRequiresWorker: boolean;

@@ -53,6 +53,26 @@ const EnvSchema = z.object({
   INPUT_MAX_PIXELS: int(1).default(40_000_000),
   /** Largest JSON body of the task API, in bytes. @defaultValue 65536 */
   BODY_MAX_BYTES: int(1024).default(64 * 1024),
+  /** Allow user-given URLs (inputs, webhooks) that resolve to loopback/private/link-local addresses. @defaultValue false */
+  ALLOW_PRIVATE_URLS: bool.default(false),
+  /** Per-attempt timeout of a webhook delivery. @defaultValue 10000 */
+  WEBHOOK_TIMEOUT_MS: int(100).default(10_000),
+  /** Webhook retries end this long after the task completed. @defaultValue 60000 */
+  WEBHOOK_WINDOW_MS: int(0).default(60_000),
+  /** Delay before the first webhook retry; doubles each time, with jitter. @defaultValue 1000 */
+  WEBHOOK_BASE_DELAY_MS: int(1).default(1_000),
+  /** Attempts made for each event even in a short window. @defaultValue 3 */
+  WEBHOOK_MIN_ATTEMPTS: int(1, 100).default(3),
+  /** Webhook deliveries one worker process makes at once. @defaultValue 16 */
+  WEBHOOK_CONCURRENCY: int(1, 1000).default(16),
+  /** Task inputs, outputs and logs are deleted this long after the task ends. @defaultValue 3600000 (1 h) */
+  TASK_RETENTION_MS: int(0).default(3_600_000),
+  /** Job inputs and outputs are deleted this long after the job ends. @defaultValue 86400000 (24 h) */
+  JOB_RETENTION_MS: int(0).default(86_400_000),
+  /** Task records (status, timings) expire this many days after the task ends. @defaultValue 7 */
+  TASK_RECORD_TTL_DAYS: z.coerce.number().positive().max(3650).default(7),
+  /** How often each process looks for data due for deletion and webhooks to queue. @defaultValue 10000 */
+  SWEEP_INTERVAL_MS: int(50).default(10_000),
   /** Credits given to a user created by `npm run keys -- create` without --credits. @defaultValue 100 */
   DEFAULT_CREDITS: int(0).default(100),
   /** /health/ready also waits for a live worker with its models loaded. @defaultValue true */
@@ -88,6 +108,20 @@ export interface Config {
     readonly maxPixels: number;
   };
   readonly bodyMaxBytes: number;
+  readonly allowPrivateUrls: boolean;
+  readonly webhook: {
+    readonly timeoutMs: number;
+    readonly windowMs: number;
+    readonly baseDelayMs: number;
+    readonly minAttempts: number;
+    readonly concurrency: number;
+  };
+  readonly retention: {
+    readonly taskMs: number;
+    readonly jobMs: number;
+    readonly recordTtlMs: number;
+    readonly sweepIntervalMs: number;
+  };
   readonly defaultCredits: number;
   readonly readyRequiresWorker: boolean;
   readonly logLevel: Env['LOG_LEVEL'];
@@ -133,6 +167,20 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxPixels: e.INPUT_MAX_PIXELS,
     }),
     bodyMaxBytes: e.BODY_MAX_BYTES,
+    allowPrivateUrls: e.ALLOW_PRIVATE_URLS,
+    webhook: Object.freeze({
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      windowMs: e.WEBHOOK_WINDOW_MS,
+      baseDelayMs: e.WEBHOOK_BASE_DELAY_MS,
+      minAttempts: e.WEBHOOK_MIN_ATTEMPTS,
+      concurrency: e.WEBHOOK_CONCURRENCY,
+    }),
+    retention: Object.freeze({
+      taskMs: e.TASK_RETENTION_MS,
+      jobMs: e.JOB_RETENTION_MS,
+      recordTtlMs: Math.round(e.TASK_RECORD_TTL_DAYS * 86_400_000),
+      sweepIntervalMs: e.SWEEP_INTERVAL_MS,
+    }),
     defaultCredits: e.DEFAULT_CREDITS,
     readyRequiresWorker: e.READY_REQUIRES_WORKER,
     logLevel: e.LOG_LEVEL,

@@ -62,6 +62,8 @@ export interface TaskRecord {
   completedMs: number | null;
   cost: number;
   attempts: number;
+  /** When retention deleted the task's input, outputs and logs; null while they are kept. */
+  purgedMs: number | null;
 }
 
 /** Builds the public view; output blob keys become URLs under the public base. */

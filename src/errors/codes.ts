@@ -11,10 +11,12 @@ export const ErrorCatalog = {
   VERSION_INVALID: { status: 400, retryable: false, message: 'version must be a 64-character lowercase hex ID' },
   VERSION_NOT_FOUND: { status: 404, retryable: false, message: 'model version not found' },
   INPUT_INVALID: { status: 422, retryable: false, message: 'invalid input' },
+  URL_NOT_ALLOWED: { status: 422, retryable: false, message: 'URL not allowed' },
   INSUFFICIENT_CREDITS: { status: 402, retryable: false, message: 'insufficient credits' },
   TASK_NOT_FOUND: { status: 404, retryable: false, message: 'task not found' },
   TASK_ALREADY_ENDED: { status: 409, retryable: false, message: 'task has already ended' },
   FILE_NOT_FOUND: { status: 404, retryable: false, message: 'file not found' },
+  FILE_EXPIRED: { status: 410, retryable: false, message: 'file deleted after the retention period' },
   ROUTE_NOT_FOUND: { status: 404, retryable: false, message: 'route not found' },
   NOT_READY: { status: 503, retryable: true, message: 'service not ready' },
 

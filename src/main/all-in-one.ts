@@ -16,18 +16,18 @@ try {
     redisUrl = embedded.url;
     log.info({ redisUrl, dir: path.join(config.dataDir, 'redis') }, 'embedded redis-server started');
   }
-  const services = createServices(config, redisUrl);
-  const { worker, pool } = createWorker(config, services, redisUrl, log);
+  const services = createServices(config, redisUrl, log);
+  const worker = createWorker(config, services, redisUrl, log);
   const app = await createApi(config, services);
   onShutdown(log, async () => {
     await app.close();
     await worker.close();
-    await pool.close();
     await services.close();
     await embedded?.stop();
   });
   await app.listen({ port: config.port, host: config.host });
   await worker.start();
+  services.startBackground();
   log.info(
     { url: config.publicBaseUrl, versions: [...services.registry.versions.values()].map((v) => `${v.manifest.name} ${v.id}`) },
     'service ready',

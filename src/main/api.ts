@@ -7,9 +7,10 @@ try {
   const config = loadConfig();
   const log = createLogger(config.logLevel, 'api');
   if (!config.redisUrl) throw new ConfigError('REDIS_URL is required for `npm run api` (the API and its workers share one Redis); `npm start` runs everything with an embedded Redis');
-  const services = createServices(config, config.redisUrl);
+  const services = createServices(config, config.redisUrl, log);
   const app = await createApi(config, services);
   await app.listen({ port: config.port, host: config.host });
+  services.startBackground();
   onShutdown(log, async () => {
     await app.close();
     await services.close();

@@ -8,9 +8,13 @@ import { LocalBlobStore, type BlobStore } from '../store/blob-store.ts';
 import { connectRedis, keyspace, type RedisClient } from '../store/redis.ts';
 import { TaskStore } from '../store/task-store.ts';
 import { WorkerRegistry } from '../store/workers.ts';
+import { Schedule } from '../store/schedules.ts';
 import { TaskQueue } from '../queue/task-queue.ts';
 import { PipelinePool } from '../queue/pipeline-pool.ts';
 import { TaskWorker } from '../queue/task-worker.ts';
+import { OutboundHttp } from '../queue/outbound-http.ts';
+import { RetentionSweeper } from '../queue/retention-sweeper.ts';
+import { WebhookDispatcher, WebhookWorker, type WebhookSettings } from '../queue/webhooks.ts';
 import { buildApp } from '../api/app.ts';
 
 export interface Services {
@@ -21,6 +25,14 @@ export interface Services {
   workers: WorkerRegistry;
   queue: TaskQueue;
   registry: Registry;
+  http: OutboundHttp;
+  /** Queues webhook events from the outbox (runs in every process). */
+  dispatcher: WebhookDispatcher;
+  /** Deletes data whose retention ended (runs in every process). */
+  sweeper: RetentionSweeper;
+  webhookSettings: WebhookSettings;
+  /** Starts the background loops (outbox flush, retention sweep). */
+  startBackground(): void;
   close(): Promise<void>;
 }
 
@@ -35,20 +47,40 @@ export function loadCheckedRegistry(modelsDir: string): Registry {
   return registry;
 }
 
-export function createServices(config: Config, redisUrl: string): Services {
+export function createServices(config: Config, redisUrl: string, log: Logger): Services {
   const redis = connectRedis(redisUrl, { name: 'stores' });
   const keys = keyspace(config.redisPrefix);
   const queue = new TaskQueue({ redisUrl, prefix: config.redisPrefix, attempts: config.jobAttempts });
+  const tasks = new TaskStore(redis, keys, { retentionMs: config.retention.taskMs, recordTtlMs: config.retention.recordTtlMs });
+  const blobs = new LocalBlobStore(config.blobDir);
+  const http = new OutboundHttp({ allowPrivate: config.allowPrivateUrls });
+  const webhookSettings: WebhookSettings = { redisUrl, prefix: config.redisPrefix, ...config.webhook };
+  const dispatcher = new WebhookDispatcher(
+    { outbox: new Schedule(redis, keys.webhookOutbox()), tasks, publicBaseUrl: config.publicBaseUrl, log },
+    webhookSettings,
+  );
+  const sweeper = new RetentionSweeper({ schedule: new Schedule(redis, keys.retention()), tasks, blobs, log });
   return {
     redis,
-    tasks: new TaskStore(redis, keys),
+    tasks,
     accounts: new Accounts(redis, keys),
-    blobs: new LocalBlobStore(config.blobDir),
+    blobs,
     workers: new WorkerRegistry(redis, keys),
     queue,
     registry: loadCheckedRegistry(config.modelsDir),
+    http,
+    dispatcher,
+    sweeper,
+    webhookSettings,
+    startBackground() {
+      dispatcher.start(Math.min(1_000, config.retention.sweepIntervalMs));
+      sweeper.start(config.retention.sweepIntervalMs);
+    },
     async close() {
+      await dispatcher.close();
+      await sweeper.close();
       await queue.close();
+      await http.close();
       redis.disconnect();
     },
   };
@@ -62,6 +94,7 @@ export function createApi(config: Config, s: Services) {
     queue: s.queue,
     registry: s.registry,
     workers: s.workers,
+    http: s.http,
     publicBaseUrl: config.publicBaseUrl,
     bodyMaxBytes: config.bodyMaxBytes,
     readyRequiresWorker: config.readyRequiresWorker,
@@ -69,8 +102,19 @@ export function createApi(config: Config, s: Services) {
   });
 }
 
-/** A worker with its inference-thread pool; every version in the registry is loaded on each thread. */
-export function createWorker(config: Config, s: Services, redisUrl: string, log: Logger): { worker: TaskWorker; pool: PipelinePool } {
+export interface WorkerParts {
+  worker: TaskWorker;
+  pool: PipelinePool;
+  webhooks: WebhookWorker;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * A worker: task runner with its inference-thread pool (every version in the registry loaded on
+ * each thread) and the webhook deliverer.
+ */
+export function createWorker(config: Config, s: Services, redisUrl: string, log: Logger): WorkerParts {
   const pool = new PipelinePool(
     {
       modelsDir: config.modelsDir,
@@ -84,7 +128,17 @@ export function createWorker(config: Config, s: Services, redisUrl: string, log:
     (message) => log.warn(message),
   );
   const worker = new TaskWorker(
-    { tasks: s.tasks, blobs: s.blobs, registry: s.registry, pool, limits: config.input, log, workers: s.workers },
+    {
+      tasks: s.tasks,
+      blobs: s.blobs,
+      registry: s.registry,
+      pool,
+      limits: config.input,
+      http: s.http,
+      log,
+      workers: s.workers,
+      onEnded: () => void s.dispatcher.flush().catch((e: Error) => log.warn({ err: e.message }, 'webhook outbox flush failed')),
+    },
     {
       redisUrl,
       prefix: config.redisPrefix,
@@ -95,7 +149,21 @@ export function createWorker(config: Config, s: Services, redisUrl: string, log:
       drainTimeoutMs: config.drainTimeoutMs,
     },
   );
-  return { worker, pool };
+  const webhooks = new WebhookWorker({ accounts: s.accounts, http: s.http, log }, s.webhookSettings);
+  return {
+    worker,
+    pool,
+    webhooks,
+    async start() {
+      await webhooks.start();
+      await worker.start();
+    },
+    async close() {
+      await worker.close();
+      await webhooks.close();
+      await pool.close();
+    },
+  };
 }
 
 /** Runs `stop` once on SIGINT/SIGTERM, then exits. */

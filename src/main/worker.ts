@@ -8,14 +8,14 @@ try {
   const config = loadConfig();
   const log = createLogger(config.logLevel, 'worker');
   if (!config.redisUrl) throw new ConfigError('REDIS_URL is required for `npm run worker` (workers share the API\'s Redis); `npm start` runs everything with an embedded Redis');
-  const services = createServices(config, config.redisUrl);
-  const { worker, pool } = createWorker(config, services, config.redisUrl, log);
+  const services = createServices(config, config.redisUrl, log);
+  const worker = createWorker(config, services, config.redisUrl, log);
   onShutdown(log, async () => {
     await worker.close();
-    await pool.close();
     await services.close();
   });
   await worker.start();
+  services.startBackground();
 } catch (e) {
   console.error(e instanceof ConfigError ? e.message : e);
   process.exit(1);

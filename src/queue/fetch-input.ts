@@ -3,6 +3,7 @@
 // magic bytes. Every failure is an AppError whose message names the field and the reason.
 import { AppError } from '../errors/codes.ts';
 import { sniffImageType, type ImageType } from '../imaging/sniff.ts';
+import { isPolicyRefusal, refusalMessage, type HttpResponse, type OutboundHttp } from './outbound-http.ts';
 
 export interface InputLimits {
   maxBytes: number;
@@ -23,7 +24,13 @@ const describeCause = (e: unknown): string => {
 };
 
 /** `abort` (optional) cancels the download from outside, e.g. when the worker hands the task back. */
-export async function fetchImageInput(field: string, url: string, limits: InputLimits, abort?: AbortSignal): Promise<FetchedInput> {
+export async function fetchImageInput(
+  http: OutboundHttp,
+  field: string,
+  url: string,
+  limits: InputLimits,
+  abort?: AbortSignal,
+): Promise<FetchedInput> {
   const timeout = AbortSignal.timeout(limits.timeoutMs);
   const signal = abort ? AbortSignal.any([timeout, abort]) : timeout;
   let current = url;
@@ -33,7 +40,7 @@ export async function fetchImageInput(field: string, url: string, limits: InputL
       if (u.protocol !== 'http:' && u.protocol !== 'https:') {
         throw new AppError('INPUT_UNREACHABLE', `input.${field}: only http(s) URLs are supported (got ${u.protocol})`);
       }
-      const res = await fetch(u, { redirect: 'manual', signal, headers: { accept: 'image/jpeg, image/png, image/webp' } });
+      const res = await http.fetch(u, { signal, headers: { accept: 'image/jpeg, image/png, image/webp' } });
       if (res.status >= 300 && res.status < 400 && res.headers.has('location')) {
         await res.body?.cancel();
         if (hop >= limits.maxRedirects) {
@@ -61,11 +68,12 @@ export async function fetchImageInput(field: string, url: string, limits: InputL
     }
   } catch (e) {
     if (e instanceof AppError) throw e;
+    if (isPolicyRefusal(e)) throw new AppError('URL_NOT_ALLOWED', `input.${field}: ${refusalMessage(e)}`);
     throw new AppError('INPUT_UNREACHABLE', `input.${field}: could not download ${current}: ${describeCause(e)}`);
   }
 }
 
-async function readBounded(res: Response, field: string, maxBytes: number): Promise<Uint8Array> {
+async function readBounded(res: HttpResponse, field: string, maxBytes: number): Promise<Uint8Array> {
   if (!res.body) return new Uint8Array(0);
   const chunks: Uint8Array[] = [];
   let total = 0;

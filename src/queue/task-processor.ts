@@ -10,6 +10,7 @@ import { PIPELINE_INPUTS } from '../pipelines/inputs.ts';
 import type { BlobStore } from '../store/blob-store.ts';
 import type { TaskStore } from '../store/task-store.ts';
 import { fetchImageInput, type InputLimits } from './fetch-input.ts';
+import type { OutboundHttp } from './outbound-http.ts';
 import type { PipelinePool } from './pipeline-pool.ts';
 
 export interface ProcessorDeps {
@@ -18,7 +19,10 @@ export interface ProcessorDeps {
   registry: Registry;
   pool: PipelinePool;
   limits: InputLimits;
+  http: OutboundHttp;
   log: Logger;
+  /** Called after the task reached a terminal status (e.g. to queue its webhook at once). */
+  onEnded?: () => void;
 }
 
 export interface Attempt {
@@ -75,7 +79,7 @@ export async function processTask(
         spec.fileFields.map(async (field) => {
           const url = record.input[field];
           if (typeof url !== 'string') throw new AppError('INPUT_INVALID', `input.${field}: missing`);
-          files[field] = (await fetchImageInput(field, url, deps.limits, signal)).bytes;
+          files[field] = (await fetchImageInput(deps.http, field, url, deps.limits, signal)).bytes;
         }),
       );
     });
@@ -101,6 +105,7 @@ export async function processTask(
       await deps.blobs.removePrefix(prefix);
       return 'canceled';
     }
+    deps.onEnded?.();
     return 'succeeded';
   } catch (e) {
     if (handedBack()) return 'handed-back';
@@ -109,6 +114,7 @@ export async function processTask(
     log.warn({ taskId, code: err.code, err: err.message, attempt: attempt.number, final }, 'task attempt failed');
     if (!final) throw err;
     await tasks.fail(taskId, `${err.code}: ${err.message}`, formatStageLogs(stages, notes), userId);
+    deps.onEnded?.();
     return 'failed';
   }
 }

@@ -3,7 +3,7 @@
 import { Queue } from 'bullmq';
 import { connectRedis, type RedisClient } from '../store/redis.ts';
 
-export const QueueName = { Tasks: 'tasks' } as const;
+export const QueueName = { Tasks: 'tasks', Webhooks: 'webhooks' } as const;
 export const JobName = { RunTask: 'run-task' } as const;
 
 export interface TaskJobData {

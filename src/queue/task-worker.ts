@@ -59,6 +59,7 @@ export class TaskWorker {
       if (!final) return;
       this.deps.tasks
         .fail(job.data.taskId, `WORKER_LOST: ${err.message} (the task's worker stopped while running it ${this.settings.maxStalled + 1} times)`, undefined, job.data.userId)
+        .then(() => this.deps.onEnded?.())
         .catch((e: Error) => this.log.error({ err: e.message, taskId: job.data.taskId }, 'could not record task failure'));
     });
     this.worker.on('error', (e) => this.log.error({ err: e.message }, 'worker error'));

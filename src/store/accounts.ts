@@ -2,6 +2,7 @@
 // token needs no slow hash); the plain key is shown once, at creation. Every credit movement is
 // appended to the user's ledger (newest first, last 10,000 kept).
 import { createHash, randomBytes } from 'node:crypto';
+import { newWebhookSecret } from '../domain/webhooks.ts';
 import type { Keyspace, RedisClient } from './redis.ts';
 
 export interface LedgerEntry {
@@ -43,6 +44,13 @@ export class Accounts {
   async resolve(apiKey: string): Promise<number | null> {
     const v = await this.redis.get(this.keys.apiKey(hashApiKey(apiKey)));
     return v === null ? null : Number(v);
+  }
+
+  /** The user's webhook signing secret, created on first use (concurrent first uses agree). */
+  async webhookSecret(userId: number): Promise<string> {
+    const key = this.keys.webhookSecret(userId);
+    await this.redis.set(key, newWebhookSecret(), 'NX');
+    return (await this.redis.get(key))!;
   }
 
   async balance(userId: number): Promise<number> {

@@ -31,6 +31,11 @@ export function keyspace(prefix: string) {
     apiKey: (hash: string) => `${prefix}:apikey:${hash}`,
     userSeq: () => `${prefix}:users:seq`,
     workers: () => `${prefix}:workers`,
+    webhookSecret: (userId: number) => `${prefix}:user:${userId}:webhook_secret`,
+    /** zset: "task:<id>" -> when its inputs, outputs and logs are due for deletion (unix ms). */
+    retention: () => `${prefix}:retention`,
+    /** zset: task id -> completion ms, for tasks whose webhook still has to be queued. */
+    webhookOutbox: () => `${prefix}:webhooks:outbox`,
   };
 }
 export type Keyspace = ReturnType<typeof keyspace>;

@@ -13,7 +13,7 @@ const TRANSITION = lua('transition');
 
 type Scripted = RedisClient & {
   createTask(k1: string, k2: string, k3: string, k4: string, ...argv: (string | number)[]): Promise<[number, number]>;
-  transitionTask(k1: string, k2: string, k3: string, ...argv: (string | number)[]): Promise<string[]>;
+  transitionTask(k1: string, k2: string, k3: string, k4: string, k5: string, ...argv: (string | number)[]): Promise<string[]>;
 };
 
 export interface NewTask {
@@ -23,6 +23,15 @@ export interface NewTask {
   input: Record<string, unknown>;
   webhookUrl: string | null;
   cost: number;
+  /** How long after completion its inputs, outputs and logs are kept. Default: the store's task retention. */
+  retentionMs?: number;
+}
+
+export interface TaskStoreSettings {
+  /** Inputs, outputs and logs of a task are deleted this long after it ends (default 1 h). */
+  retentionMs: number;
+  /** The record itself (status, timings) expires this long after it ends. */
+  recordTtlMs: number;
 }
 
 export type TransitionResult =
@@ -45,9 +54,10 @@ export class TaskStore {
   constructor(
     redis: RedisClient,
     private readonly keys: Keyspace,
+    private readonly settings: TaskStoreSettings,
   ) {
     redis.defineCommand('createTask', { numberOfKeys: 4, lua: CREATE_TASK });
-    redis.defineCommand('transitionTask', { numberOfKeys: 3, lua: TRANSITION });
+    redis.defineCommand('transitionTask', { numberOfKeys: 5, lua: TRANSITION });
     this.redis = redis as Scripted;
   }
 
@@ -60,11 +70,13 @@ export class TaskStore {
       this.keys.ledger(t.userId),
       t.taskId,
       t.cost,
+      this.settings.recordTtlMs,
       'task_id', t.taskId,
       'user_id', t.userId,
       'version', t.version,
       'input', JSON.stringify(t.input),
       'webhook_url', t.webhookUrl ?? '',
+      'retention_ms', t.retentionMs ?? this.settings.retentionMs,
     );
     if (code === -1) {
       throw new AppError('INSUFFICIENT_CREDITS', `this task costs ${t.cost} credits; the balance is ${balance}`, { balance, cost: t.cost });
@@ -90,10 +102,13 @@ export class TaskStore {
       this.keys.task(taskId),
       this.keys.credits(uid),
       this.keys.ledger(uid),
+      this.keys.retention(),
+      this.keys.webhookOutbox(),
       to,
       allowedFrom(to).join(','),
       isTerminal(to) ? '1' : '0',
       refund ? '1' : '0',
+      this.settings.recordTtlMs,
       ...fields,
     );
     if (r[0] === 'ok') {
@@ -131,6 +146,59 @@ export class TaskStore {
     return this.transition(taskId, 'canceled', true, [], userId);
   }
 
+  /**
+   * Retention: drops the task's input, output list and logs; keeps status and timings and notes
+   * when it happened. The caller deletes the blobs. Idempotent.
+   */
+  async purge(taskId: string): Promise<void> {
+    // A record that already expired stays gone (HSET would recreate it without an expiry).
+    await this.redis.eval(
+      "if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HDEL', KEYS[1], 'input', 'output_keys', 'logs'); redis.call('HSET', KEYS[1], 'purged_ms', ARGV[1]) end",
+      1,
+      this.keys.task(taskId),
+      Date.now(),
+    );
+  }
+
+  /** Newest-first page of a user's task ids: created-ms scores, ties broken by id (descending). */
+  async listIds(userId: number, limit: number, after?: { createdMs: number; taskId: string }): Promise<Array<{ taskId: string; createdMs: number }>> {
+    const key = this.keys.userTasks(userId);
+    const out: Array<{ taskId: string; createdMs: number }> = [];
+    let max = after ? String(after.createdMs) : '+inf';
+    let offset = 0;
+    while (out.length < limit) {
+      const batch = limit + 16;
+      const rows = await this.redis.zrevrangebyscore(key, max, '-inf', 'WITHSCORES', 'LIMIT', offset, batch);
+      for (let i = 0; i + 1 < rows.length && out.length < limit; i += 2) {
+        const taskId = rows[i]!;
+        const createdMs = Number(rows[i + 1]);
+        // Skip what the cursor already covered: same ms and an id at or above the cursor's.
+        if (after && createdMs === after.createdMs && taskId >= after.taskId) continue;
+        out.push({ taskId, createdMs });
+      }
+      if (rows.length < batch * 2) break;
+      offset += batch;
+    }
+    return out;
+  }
+
+  /** Records for ids (missing ones, expired, dropped from the index). */
+  async getMany(userId: number, ids: string[]): Promise<TaskRecord[]> {
+    if (ids.length === 0) return [];
+    const pipe = this.redis.pipeline();
+    for (const id of ids) pipe.hgetall(this.keys.task(id));
+    const res = (await pipe.exec()) ?? [];
+    const records: TaskRecord[] = [];
+    const gone: string[] = [];
+    res.forEach(([, h], i) => {
+      const r = parseRecord(ids[i]!, (h ?? {}) as Record<string, string>);
+      if (r) records.push(r);
+      else gone.push(ids[i]!);
+    });
+    if (gone.length) await this.redis.zrem(this.keys.userTasks(userId), ...gone);
+    return records;
+  }
+
   /** Cheap status read, used by workers to stop early on cancel. */
   async status(taskId: string): Promise<TaskStatus | null> {
     return (await this.redis.hget(this.keys.task(taskId), 'status')) as TaskStatus | null;
@@ -155,5 +223,6 @@ function parseRecord(taskId: string, h: Record<string, string>): TaskRecord | nu
     completedMs: num(h.completed_ms),
     cost: Number(h.cost ?? 0),
     attempts: Number(h.attempts ?? 0),
+    purgedMs: num(h.purged_ms),
   };
 }

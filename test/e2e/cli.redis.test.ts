@@ -34,6 +34,14 @@ describe('npm run keys', () => {
     expect(topped).toEqual({ user_id: 42, credits: 13 });
   });
 
+  it('webhook-secret prints the user\'s signing secret, the same each time', async () => {
+    const a = JSON.parse((await cli('scripts/keys.ts', 'webhook-secret', '--user', '42')).stdout);
+    const b = JSON.parse((await cli('scripts/keys.ts', 'webhook-secret', '--user', '42')).stdout);
+    expect(a).toEqual({ user_id: 42, webhook_secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/) });
+    expect(b).toEqual(a);
+    expect(await new Accounts(redis, keyspace(prefix)).webhookSecret(42)).toBe(a.webhook_secret);
+  });
+
   it('refuses bad arguments with exit code 2 and a message', async () => {
     const err = await cli('scripts/keys.ts', 'create', '--user', 'x').catch((e) => e);
     expect(err.code).toBe(2);

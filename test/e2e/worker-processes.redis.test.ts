@@ -1,9 +1,9 @@
 // Worker processes (`npm run worker`'s entry point) killed and stopped mid-task: no task is lost,
 // none stays processing forever.
-import { spawn, type ChildProcess } from 'node:child_process';
-import readline from 'node:readline';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../helpers/harness.ts';
+import { spawnWorkerProcess, type WorkerProcess } from '../helpers/worker-process.ts';
 
 let h: Harness;
 let token: string;
@@ -18,31 +18,10 @@ afterEach(() => {
 });
 afterAll(() => h?.close());
 
-/** Starts `src/main/worker.ts` as its own process; resolves once it logs "worker ready". */
-async function spawnWorker(env: Record<string, string> = {}): Promise<ChildProcess & { exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/worker.ts'], {
-    env: {
-      ...process.env,
-      ...h.env,
-      LOG_LEVEL: 'info',
-      JOB_LOCK_MS: '1000',
-      STALLED_INTERVAL_MS: '250',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+async function spawnWorker(env: Record<string, string> = {}): Promise<WorkerProcess> {
+  const child = await spawnWorkerProcess({ ...h.env, JOB_LOCK_MS: '1000', STALLED_INTERVAL_MS: '250', ...env });
   children.push(child);
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  await new Promise<void>((resolve, reject) => {
-    const rl = readline.createInterface({ input: child.stdout! });
-    rl.on('line', (line) => {
-      if (line.includes('"worker ready"')) resolve();
-    });
-    exited.then((code) => reject(new Error(`worker exited (${code}) before ready: ${stderr}`)));
-  });
-  return Object.assign(child, { exited });
+  return child;
 }
 
 describe('worker processes', () => {

@@ -13,8 +13,7 @@ import { createApi, createServices, createWorker, type Services } from '../../sr
 import { deleteKeysWithPrefix } from '../../src/store/redis.ts';
 
 export { freePort };
-import type { PipelinePool } from '../../src/queue/pipeline-pool.ts';
-import type { TaskWorker } from '../../src/queue/task-worker.ts';
+import type { WorkerParts } from '../../src/main/services.ts';
 import { startFixtureServer, type FixtureServer } from './fixture-server.ts';
 
 export const FACE_VERSION = 'ad38697f9baafa7cd5f79808e838acf3a57470368d9a9139f6926d5ab4d14044';
@@ -31,7 +30,7 @@ export interface Harness {
   services: Services;
   baseUrl: string;
   fixtures: FixtureServer;
-  worker: TaskWorker | undefined;
+  worker: WorkerParts | undefined;
   startWorker(): Promise<void>;
   user(credits?: number): Promise<{ token: string; userId: number }>;
   call(method: string, p: string, opts?: { token?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<CallResult>;
@@ -52,16 +51,19 @@ export async function startHarness(opts: { worker?: boolean; env?: Record<string
     HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
     ORT_INTRA_OP_THREADS: '1',
+    // Inputs and webhooks are served by local test servers.
+    ALLOW_PRIVATE_URLS: 'true',
+    SWEEP_INTERVAL_MS: '100',
     ...opts.env,
   };
   const config = parseConfig(env);
-  const services = createServices(config, config.redisUrl!);
+  const services = createServices(config, config.redisUrl!, silentLogger);
   const app = await createApi(config, services);
   await app.listen({ port, host: '127.0.0.1' });
+  services.startBackground();
   const fixtures = await startFixtureServer();
   const baseUrl = `http://127.0.0.1:${port}`;
-  let worker: TaskWorker | undefined;
-  let pool: PipelinePool | undefined;
+  let worker: WorkerParts | undefined;
 
   const h: Harness = {
     config,
@@ -73,9 +75,7 @@ export async function startHarness(opts: { worker?: boolean; env?: Record<string
       return worker;
     },
     async startWorker() {
-      const w = createWorker(config, services, config.redisUrl!, silentLogger);
-      worker = w.worker;
-      pool = w.pool;
+      worker = createWorker(config, services, config.redisUrl!, silentLogger);
       await worker.start();
     },
     async user(credits = 100) {
@@ -119,7 +119,6 @@ export async function startHarness(opts: { worker?: boolean; env?: Record<string
     async close() {
       await app.close();
       await worker?.close();
-      await pool?.close();
       await fixtures.close();
       // Delete this harness's keys (tasks, users, BullMQ queue) from the shared test Redis.
       await deleteKeysWithPrefix(services.redis, env.REDIS_PREFIX!);

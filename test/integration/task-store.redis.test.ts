@@ -18,7 +18,7 @@ const newId = () => randomBytes(16).toString('hex');
 
 beforeAll(() => {
   redis = connectRedis(inject('redisUrl'));
-  tasks = new TaskStore(redis, keys);
+  tasks = new TaskStore(redis, keys, { retentionMs: 3_600_000, recordTtlMs: 7 * 86_400_000 });
   accounts = new Accounts(redis, keys);
 });
 afterAll(async () => {

@@ -29,6 +29,7 @@ const OWNERS: Record<string, string> = {
   sharp: 'imaging/image.ts',
   ioredis: 'store/redis.ts',
   pino: 'main/logger.ts',
+  undici: 'queue/outbound-http.ts',
 };
 
 describe('architecture', () => {

@@ -12,7 +12,11 @@ export function registerFileRoutes(app: FastifyInstance, deps: AppDeps): void {
     const key = `tasks/${task_id}/${name}`;
     const notFound = new AppError('FILE_NOT_FOUND', `file ${name} of task ${task_id} not found`);
     const record = /^[0-9a-f]{32}$/.test(task_id) ? await deps.tasks.get(task_id) : null;
-    if (!record || record.userId !== userId || !record.outputKeys?.includes(key)) throw notFound;
+    if (!record || record.userId !== userId) throw notFound;
+    if (record.purgedMs !== null) {
+      throw new AppError('FILE_EXPIRED', `outputs of task ${task_id} were deleted after the retention period`);
+    }
+    if (!record.outputKeys?.includes(key)) throw notFound;
     const blob = await deps.blobs.open(key);
     if (!blob) throw notFound;
     return reply

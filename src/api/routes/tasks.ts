@@ -18,6 +18,19 @@ const CreateBody = z.strictObject({
 
 const TASK_ID = /^[0-9a-f]{32}$/;
 
+const ListQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().max(200).optional(),
+});
+
+/** Opaque cursor: base64url of "<created_ms>.<task_id>" of the last task on the page. */
+const encodeCursor = (c: { createdMs: number; taskId: string }) => Buffer.from(`${c.createdMs}.${c.taskId}`).toString('base64url');
+function decodeCursor(s: string): { createdMs: number; taskId: string } {
+  const m = /^(\d{1,16})\.([0-9a-f]{32})$/.exec(Buffer.from(s, 'base64url').toString());
+  if (!m) throw new AppError('BODY_INVALID', 'cursor: not a cursor returned by this API');
+  return { createdMs: Number(m[1]), taskId: m[2]! };
+}
+
 /** "input.image: must be an http(s) URL; input.min_score: ..." */
 export function describeIssues(issues: z.core.$ZodIssue[], prefix?: string): string {
   return issues
@@ -52,6 +65,11 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps): void {
     if (!spec) throw new AppError('VERSION_NOT_FOUND', `model version ${vid.data} has no runnable pipeline`);
     const parsed = spec.schema.safeParse(input);
     if (!parsed.success) throw new AppError('INPUT_INVALID', `invalid input: ${describeIssues(parsed.error.issues, 'input')}`);
+    // Outbound policy (SSRF): refuse private targets now rather than fail the task later.
+    await Promise.all([
+      ...spec.fileFields.map((f) => deps.http.check(String(parsed.data[f]), `input.${f}`)),
+      ...(webhook_url ? [deps.http.check(webhook_url, 'webhook_url')] : []),
+    ]);
 
     const taskId = randomUUID().replace(/-/g, '');
     const cost = version.manifest.cost;
@@ -70,6 +88,19 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps): void {
   app.get<{ Params: { task_id: string } }>('/api/tasks/v1/get/:task_id', async (req) => {
     const userId = await authenticate(req, accounts);
     return ok(view(await ownTask(req.params.task_id, userId)));
+  });
+
+  // Extension: the caller's tasks, newest first, for those who missed a webhook.
+  app.get('/api/tasks/v1/list', async (req) => {
+    const userId = await authenticate(req, accounts);
+    const q = ListQuery.safeParse(req.query ?? {});
+    if (!q.success) throw new AppError('BODY_INVALID', `invalid query: ${describeIssues(q.error.issues)}`);
+    const after = q.data.cursor ? decodeCursor(q.data.cursor) : undefined;
+    const ids = await tasks.listIds(userId, q.data.limit + 1, after);
+    const page = ids.slice(0, q.data.limit);
+    const records = await tasks.getMany(userId, page.map((p) => p.taskId));
+    const last = page[page.length - 1];
+    return ok({ tasks: records.map(view), next_cursor: ids.length > q.data.limit && last ? encodeCursor(last) : null });
   });
 
   app.post<{ Params: { task_id: string } }>('/api/tasks/v1/cancel/:task_id', async (req) => {

@@ -1,0 +1,54 @@
+// Shared set-up of the benchmarks: a Redis (REDIS_URL, or a private one), a fresh key prefix and
+// data folder, the services over them, the graphs fetched; and a teardown that removes it all.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { parseConfig, type Config } from '../src/config/env.ts';
+import { silentLogger } from '../src/domain/logger.ts';
+import { startEmbeddedRedis } from '../src/main/embedded-redis.ts';
+import { createServices, type Services } from '../src/main/services.ts';
+import { fetchAll } from '../src/models/fetch-graphs.ts';
+import { deleteKeysWithPrefix } from '../src/store/redis.ts';
+
+export const stats = {
+  median(xs: number[]): number {
+    const s = [...xs].sort((a, b) => a - b);
+    const m = Math.floor(s.length / 2);
+    return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+  },
+  pct(xs: number[], p: number): number {
+    const s = [...xs].sort((a, b) => a - b);
+    return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+  },
+  fmt: (ms: number) => `${ms.toFixed(2)} ms`,
+};
+
+export async function benchSetup(env: Record<string, string>): Promise<{ config: Config; services: Services; teardown(): Promise<void> }> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'iw-bench-'));
+  const embedded = process.env.REDIS_URL ? undefined : await startEmbeddedRedis(path.join(dataDir, 'redis'), { persist: false });
+  const prefix = `bench${randomBytes(4).toString('hex')}`;
+  const config = parseConfig({
+    ...process.env,
+    REDIS_URL: process.env.REDIS_URL ?? embedded!.url,
+    REDIS_PREFIX: prefix,
+    DATA_DIR: dataDir,
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    // Benchmarks serve their inputs and receive their webhooks over loopback.
+    ALLOW_PRIVATE_URLS: 'true',
+    ...env,
+  });
+  const services = createServices(config, config.redisUrl!, silentLogger);
+  await fetchAll(services.registry);
+  return {
+    config,
+    services,
+    async teardown() {
+      await deleteKeysWithPrefix(services.redis, prefix);
+      await services.close();
+      await embedded?.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,54 @@
+// Deletes task (and, later, job) inputs, outputs and logs when their retention ends. The schedule
+// is written by the terminal-status Lua script, so no ended task is missed; members are leased
+// while being deleted, so many API and worker processes can sweep at once without doing the same
+// work twice, and a sweeper that dies mid-way leaves its members to the next one.
+import type { Logger } from '../domain/logger.ts';
+import type { BlobStore } from '../store/blob-store.ts';
+import type { Schedule } from '../store/schedules.ts';
+import type { TaskStore } from '../store/task-store.ts';
+import { taskBlobPrefix } from './task-processor.ts';
+
+const LEASE_MS = 60_000;
+const BATCH = 100;
+
+export class RetentionSweeper {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<number> | undefined;
+
+  constructor(private readonly deps: { schedule: Schedule; tasks: TaskStore; blobs: BlobStore; log: Logger }) {}
+
+  /** One pass: everything due now. Returns how many items it purged. */
+  sweep(now = Date.now()): Promise<number> {
+    this.running ??= this.pass(now).finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async pass(now: number): Promise<number> {
+    let purged = 0;
+    for (;;) {
+      const due = await this.deps.schedule.claimDue(now, LEASE_MS, BATCH);
+      for (const member of due) {
+        const [kind, id] = member.split(':', 2) as [string, string];
+        if (kind === 'task') {
+          await this.deps.blobs.removePrefix(taskBlobPrefix(id));
+          await this.deps.tasks.purge(id);
+          purged++;
+        } else {
+          this.deps.log.warn({ member }, 'retention: unknown schedule entry dropped');
+        }
+        await this.deps.schedule.done(member);
+      }
+      if (due.length < BATCH) return purged;
+    }
+  }
+
+  start(intervalMs: number): void {
+    this.timer = setInterval(() => void this.sweep().catch((e: Error) => this.deps.log.warn({ err: e.message }, 'retention sweep failed')), intervalMs);
+    this.timer.unref();
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.running?.catch(() => 0);
+  }
+}

@@ -1,0 +1,168 @@
+// Task webhooks: durable, signed, retried.
+//
+// The terminal-status Lua script puts each event in an outbox (zset) in the same step as the status
+// change. WebhookDispatcher moves outbox entries into the BullMQ "webhooks" queue (job id = event
+// id, so a repeat is a no-op) with the task record as it is then: every delivery of an event
+// carries the same body and the same webhook-id. WebhookWorker delivers: POST, signed the Standard
+// Webhooks way with the user's secret, a per-attempt timeout, no redirects; anything but 2xx is
+// retried with exponential backoff and jitter until the window after completion closes (at least
+// minAttempts attempts). Delayed retries live in Redis, so restarts lose none.
+import { Queue, Worker, type Job } from 'bullmq';
+import type { Logger } from '../domain/logger.ts';
+import { toTaskView } from '../domain/task.ts';
+import { nextRetryDelay, signWebhook, webhookEventId, type RetryPolicy } from '../domain/webhooks.ts';
+import type { Accounts } from '../store/accounts.ts';
+import { connectRedis, type RedisClient } from '../store/redis.ts';
+import { Schedule } from '../store/schedules.ts';
+import type { TaskStore } from '../store/task-store.ts';
+import type { OutboundHttp } from './outbound-http.ts';
+import { QueueName } from './task-queue.ts';
+
+export interface WebhookJobData {
+  eventId: string;
+  taskId: string;
+  userId: number;
+  url: string;
+  body: string;
+  completedMs: number;
+}
+
+export interface WebhookSettings extends RetryPolicy {
+  redisUrl: string;
+  prefix: string;
+  timeoutMs: number;
+  concurrency: number;
+}
+
+const USER_AGENT = 'image-inference-worker-webhooks/1';
+const OUTBOX_LEASE_MS = 30_000;
+
+/** Moves events from the outbox into the delivery queue. Safe to run in every process. */
+export class WebhookDispatcher {
+  private readonly connection: RedisClient;
+  private readonly queue: Queue<WebhookJobData>;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<number> | undefined;
+
+  constructor(
+    private readonly deps: { outbox: Schedule; tasks: TaskStore; publicBaseUrl: string; log: Logger },
+    private readonly settings: WebhookSettings,
+  ) {
+    this.connection = connectRedis(settings.redisUrl, { forQueue: true, name: 'webhook-dispatcher' });
+    this.queue = new Queue<WebhookJobData>(QueueName.Webhooks, { connection: this.connection, prefix: settings.prefix });
+  }
+
+  /** Queues every event due in the outbox. Concurrent calls share one pass. */
+  flush(): Promise<number> {
+    this.running ??= this.pass().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async pass(): Promise<number> {
+    let queued = 0;
+    for (;;) {
+      const due = await this.deps.outbox.claimDue(Date.now(), OUTBOX_LEASE_MS, 100);
+      for (const taskId of due) {
+        const record = await this.deps.tasks.get(taskId);
+        if (record?.webhookUrl && record.completedMs !== null) {
+          const view = toTaskView(record, (key) => `${this.deps.publicBaseUrl}/files/${key}`);
+          const data: WebhookJobData = {
+            eventId: webhookEventId(taskId, record.status),
+            taskId,
+            userId: record.userId,
+            url: record.webhookUrl,
+            body: JSON.stringify(view),
+            completedMs: record.completedMs,
+          };
+          await this.queue.add('deliver', data, {
+            jobId: data.eventId,
+            // The backoff strategy decides when to stop; this is only a ceiling.
+            attempts: 1_000,
+            backoff: { type: 'webhook' },
+            removeOnComplete: { age: 3600, count: 10_000 },
+            removeOnFail: { age: 24 * 3600, count: 10_000 },
+          });
+          queued++;
+        }
+        await this.deps.outbox.done(taskId);
+      }
+      if (due.length < 100) return queued;
+    }
+  }
+
+  /** Also flushes on a timer, for events whose dispatcher died before queueing them. */
+  start(intervalMs: number): void {
+    this.timer = setInterval(() => void this.flush().catch((e: Error) => this.deps.log.warn({ err: e.message }, 'webhook outbox flush failed')), intervalMs);
+    this.timer.unref();
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.running?.catch(() => 0);
+    await this.queue.close();
+    this.connection.disconnect();
+  }
+}
+
+/** Delivers queued events. Runs in worker processes. */
+export class WebhookWorker {
+  private readonly connection: RedisClient;
+  private worker: Worker<WebhookJobData> | undefined;
+
+  constructor(
+    private readonly deps: { accounts: Pick<Accounts, 'webhookSecret'>; http: OutboundHttp; log: Logger },
+    private readonly settings: WebhookSettings,
+  ) {
+    this.connection = connectRedis(settings.redisUrl, { forQueue: true, name: 'webhook-worker' });
+  }
+
+  async start(): Promise<void> {
+    const s = this.settings;
+    this.worker = new Worker<WebhookJobData>(QueueName.Webhooks, (job) => this.deliver(job), {
+      connection: this.connection,
+      prefix: s.prefix,
+      concurrency: s.concurrency,
+      // An attempt is bounded by its timeout; the lock only needs to outlast that (and a worker that
+      // dies mid-attempt should not hold the event for long).
+      lockDuration: Math.max(5_000, s.timeoutMs * 2),
+      settings: {
+        backoffStrategy: (attemptsMade: number, _type?: string, _err?: Error, job?: { data: WebhookJobData }) => {
+          if (!job) return -1;
+          const delay = nextRetryDelay(attemptsMade, Date.now(), job.data.completedMs, s);
+          return delay < 0 ? -1 : Math.round(delay);
+        },
+      },
+    });
+    this.worker.on('failed', (job, err) => {
+      if (job && job.finishedOn) this.deps.log.warn({ eventId: job.data.eventId, attempts: job.attemptsMade, err: err.message }, 'webhook delivery gave up');
+    });
+    this.worker.on('error', (e) => this.deps.log.error({ err: e.message }, 'webhook worker error'));
+    await this.worker.waitUntilReady();
+  }
+
+  private async deliver(job: Job<WebhookJobData>): Promise<void> {
+    const { eventId, userId, url, body } = job.data;
+    const secret = await this.deps.accounts.webhookSecret(userId);
+    const timestamp = Math.floor(Date.now() / 1000);
+    const res = await this.deps.http.fetch(url, {
+      method: 'POST',
+      body,
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': USER_AGENT,
+        'webhook-id': eventId,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signWebhook(secret, eventId, timestamp, body),
+      },
+      signal: AbortSignal.timeout(this.settings.timeoutMs),
+    });
+    await res.body?.cancel().catch(() => {});
+    // 2xx ends the cycle; 3xx is a failure (redirects are not followed), as are 4xx and 5xx.
+    if (res.status < 200 || res.status >= 300) throw new Error(`receiver answered HTTP ${res.status}`);
+  }
+
+  async close(): Promise<void> {
+    await this.worker?.close();
+    this.connection.disconnect();
+  }
+}

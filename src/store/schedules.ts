@@ -1,0 +1,30 @@
+// Due-time schedules shared by many processes (retention sweeps, the webhook outbox): a zset of
+// member -> due ms. claimDue leases the due members (pushes their score out by the lease), so
+// two processes never work on the same member at once, and a member whose worker died comes back
+// when its lease ends: nothing is missed, nothing done twice while its holder lives.
+import type { RedisClient } from './redis.ts';
+
+const CLAIM = `
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+for _, m in ipairs(due) do redis.call('ZADD', KEYS[1], ARGV[2], m) end
+return due`;
+
+export class Schedule {
+  constructor(
+    private readonly redis: RedisClient,
+    readonly key: string,
+  ) {}
+
+  /** Members due by `nowMs`, leased for `leaseMs`. */
+  async claimDue(nowMs: number, leaseMs: number, limit: number): Promise<string[]> {
+    return (await this.redis.eval(CLAIM, 1, this.key, nowMs, nowMs + leaseMs, limit)) as string[];
+  }
+
+  async done(member: string): Promise<void> {
+    await this.redis.zrem(this.key, member);
+  }
+
+  async size(): Promise<number> {
+    return this.redis.zcard(this.key);
+  }
+}

@@ -1,0 +1,153 @@
+// Retention with short windows (files gone, URLs 410/404, record fields cleared, status and
+// timings kept, record expiry), sweepers in parallel, and the task list.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/domain/logger.ts';
+import { RetentionSweeper } from '../../src/queue/retention-sweeper.ts';
+import { Schedule } from '../../src/store/schedules.ts';
+import { startHarness, type Harness } from '../helpers/harness.ts';
+
+describe('retention', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ env: { TASK_RETENTION_MS: '600', SWEEP_INTERVAL_MS: '100', TASK_RECORD_TTL_DAYS: '1' } });
+  });
+  afterAll(() => h?.close());
+
+  it('deletes inputs, outputs and logs after the window; keeps status and timings; URLs answer 410', async () => {
+    const { token } = await h.user(10);
+    const other = await h.user(10);
+    const id = await h.createTask(token, { image: h.fixtures.url('/files/astronaut.png') });
+    const done = await h.waitForTask(token, id);
+    expect(done.status).toBe('succeeded');
+    const dir = path.join(h.config.blobDir, 'tasks', id);
+    expect(fs.readdirSync(dir).sort()).toEqual(['faces.json', 'preview.jpg']);
+    expect((await h.call('GET', done.output[0], { token })).status).toBe(200);
+
+    const purged = await h.waitForTask(token, id, (t) => t.output === null, 10_000);
+    expect(fs.existsSync(dir)).toBe(false);
+    expect(purged).toMatchObject({
+      status: 'succeeded',
+      output: null,
+      logs: null,
+      error: null,
+      total_time: done.total_time,
+      predict_time: done.predict_time,
+      create_at: done.create_at,
+      completed_at: done.completed_at,
+    });
+    const record = await h.services.tasks.get(id);
+    expect(record!.input).toEqual({});
+    for (const url of done.output) {
+      const owner = await h.call('GET', url, { token });
+      expect(owner.status).toBe(410);
+      expect(owner.json.result.error).toBe('file_expired');
+      expect((await h.call('GET', url, { token: other.token })).status).toBe(404);
+    }
+    // The record itself expires after TASK_RECORD_TTL_DAYS (1 day here).
+    const ttl = await h.services.redis.pttl(`${h.env.REDIS_PREFIX}:task:${id}`);
+    expect(ttl).toBeGreaterThan(86_400_000 - 60_000);
+    expect(ttl).toBeLessThanOrEqual(86_400_000);
+  });
+
+  it('a failed task loses its logs on the same schedule', async () => {
+    const { token } = await h.user(10);
+    const id = await h.createTask(token, { image: h.fixtures.url('/text/x.jpg') });
+    const t = await h.waitForTask(token, id);
+    expect(t.status).toBe('failed');
+    expect(t.logs).not.toBeNull();
+    const purged = await h.waitForTask(token, id, (x) => x.logs === null, 10_000);
+    expect(purged.error).toBe(t.error);
+  });
+
+  it('two sweepers sharing the schedule purge each task once and miss none', async () => {
+    const schedule = new Schedule(h.services.redis, `${h.env.REDIS_PREFIX}:retention-test`);
+    const purgedIds: string[] = [];
+    const tasks = {
+      purge: async (id: string) => {
+        purgedIds.push(id);
+      },
+    };
+    const blobs = { removePrefix: async () => {}, put: async () => {}, open: async () => null };
+    const a = new RetentionSweeper({ schedule, tasks: tasks as never, blobs, log: silentLogger });
+    const b = new RetentionSweeper({ schedule, tasks: tasks as never, blobs, log: silentLogger });
+    const ids = Array.from({ length: 250 }, (_, i) => `id${i}`);
+    await h.services.redis.zadd(schedule.key, ...ids.flatMap((id, i) => [i, `task:${id}`]));
+    const [na, nb] = await Promise.all([a.sweep(10_000), b.sweep(10_000)]);
+    expect(na + nb).toBe(250);
+    expect(new Set(purgedIds).size).toBe(250);
+    expect(purgedIds).toHaveLength(250);
+    expect(await schedule.size()).toBe(0);
+  });
+
+  it('a sweeper that dies mid-way leaves its claimed items to the next one after the lease', async () => {
+    const schedule = new Schedule(h.services.redis, `${h.env.REDIS_PREFIX}:retention-lease`);
+    await h.services.redis.zadd(schedule.key, 0, 'task:x');
+    expect(await schedule.claimDue(1_000, 60_000, 10)).toEqual(['task:x']); // then "dies"
+    expect(await schedule.claimDue(2_000, 60_000, 10)).toEqual([]); // leased: nobody else takes it
+    expect(await schedule.claimDue(61_001, 60_000, 10)).toEqual(['task:x']); // lease over
+  });
+});
+
+describe('record expiry', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    // 0.00003 days = 2.6 s.
+    h = await startHarness({ env: { TASK_RECORD_TTL_DAYS: '0.00003' } });
+  });
+  afterAll(() => h?.close());
+
+  it('a task record expires after the configured days; get answers 404 and the list drops it', async () => {
+    const { token } = await h.user(10);
+    const id = await h.createTask(token, { image: h.fixtures.url('/files/astronaut.png') });
+    await h.waitForTask(token, id);
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect((await h.call('GET', `/api/tasks/v1/get/${id}`, { token })).status).toBe(404);
+    expect((await h.call('GET', '/api/tasks/v1/list', { token })).json.result.tasks).toEqual([]);
+  });
+});
+
+describe('GET /api/tasks/v1/list', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ worker: false });
+  });
+  afterAll(() => h?.close());
+
+  it('pages through the caller\'s tasks newest first, never showing another user\'s', async () => {
+    const a = await h.user(100);
+    const b = await h.user(100);
+    const mine: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      mine.push(await h.createTask(a.token, { image: h.fixtures.url('/files/astronaut.png') }));
+      if (i === 3) await h.createTask(b.token, { image: h.fixtures.url('/files/astronaut.png') });
+    }
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    const pages: number[] = [];
+    do {
+      const q: string = cursor ? `?limit=3&cursor=${cursor}` : '?limit=3';
+      const r = await h.call('GET', `/api/tasks/v1/list${q}`, { token: a.token });
+      expect(r.status).toBe(200);
+      pages.push(r.json.result.tasks.length);
+      for (const t of r.json.result.tasks) {
+        expect(t.user_id).toBe(a.userId);
+        seen.push(t.task_id);
+      }
+      cursor = r.json.result.next_cursor;
+    } while (cursor);
+    expect(pages).toEqual([3, 3, 1]);
+    // Newest first: created_ms order, ties by id; compare with the store's own order.
+    const created = await Promise.all(mine.map(async (id) => [(await h.services.tasks.get(id))!.createdMs, id] as const));
+    const expected = [...created].sort((x, y) => y[0] - x[0] || (y[1] > x[1] ? 1 : -1)).map(([, id]) => id);
+    expect(seen).toEqual(expected);
+  });
+
+  it('refuses a forged cursor and a bad limit with 400', async () => {
+    const a = await h.user(1);
+    expect((await h.call('GET', '/api/tasks/v1/list?cursor=bm9wZQ', { token: a.token })).status).toBe(400);
+    expect((await h.call('GET', '/api/tasks/v1/list?limit=1000', { token: a.token })).status).toBe(400);
+    expect((await h.call('GET', '/api/tasks/v1/list')).status).toBe(401);
+  });
+});
