@@ -37,8 +37,7 @@ await services.accounts.addCredits(userId, 1e6, 'bench');
 let n = 0;
 async function runTask(): Promise<{ eventId: string; completedMs: number }> {
   const taskId = `bench${String(n++).padStart(27, '0')}`;
-  await services.tasks.create({ taskId, userId, version: version.id, input: { image: imageUrl }, webhookUrl: hookUrl, cost: 1 });
-  await services.queue.enqueue(taskId, userId);
+  await services.submitter.submit({ taskId, userId, version: version.id, pipeline: 'face-detection', input: { image: imageUrl }, webhookUrl: hookUrl, cost: 1 });
   for (;;) {
     const r = await services.tasks.get(taskId);
     if (r?.completedMs) return { eventId: `evt_${taskId}_${r.status}`, completedMs: r.completedMs };

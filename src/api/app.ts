@@ -7,24 +7,37 @@ import type { Accounts } from '../store/accounts.ts';
 import type { BlobStore } from '../store/blob-store.ts';
 import type { TaskStore } from '../store/task-store.ts';
 import type { WorkerRegistry } from '../store/workers.ts';
+import type { JobStore } from '../store/job-store.ts';
 import type { TaskQueue } from '../queue/task-queue.ts';
 import type { OutboundHttp } from '../queue/outbound-http.ts';
+import type { TaskSubmitter } from '../queue/task-submitter.ts';
 import { errorEnvelope } from './envelope.ts';
 import { registerTaskRoutes } from './routes/tasks.ts';
 import { registerFileRoutes } from './routes/files.ts';
 import { registerHealthRoutes } from './routes/health.ts';
+import { registerJobRoutes } from './routes/jobs.ts';
 
 export interface AppDeps {
   tasks: TaskStore;
   accounts: Accounts;
   blobs: BlobStore;
   queue: TaskQueue;
+  submitter: Pick<TaskSubmitter, 'submit'>;
   registry: Registry;
   workers: WorkerRegistry;
   /** Checks user-given URLs against the outbound policy at create time. */
   http: Pick<OutboundHttp, 'check'>;
   publicBaseUrl: string;
   bodyMaxBytes: number;
+  /** Pixel cap of input images (decompression-bomb guard). */
+  maxPixels: number;
+  jobs: {
+    store: JobStore;
+    fileMaxBytes: number;
+    retentionMs: number;
+    hairstyleVersion: string | undefined;
+    tryonVersion: string | undefined;
+  };
   readyRequiresWorker: boolean;
   logLevel: string;
 }
@@ -49,6 +62,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
 
   registerTaskRoutes(app, deps);
+  registerJobRoutes(app, deps);
   registerFileRoutes(app, deps);
   registerHealthRoutes(app, deps);
   await app.ready();

@@ -73,6 +73,12 @@ const EnvSchema = z.object({
   TASK_RECORD_TTL_DAYS: z.coerce.number().positive().max(3650).default(7),
   /** How often each process looks for data due for deletion and webhooks to queue. @defaultValue 10000 */
   SWEEP_INTERVAL_MS: int(50).default(10_000),
+  /** Largest file accepted by the job APIs, in bytes. @defaultValue 10485760 (10 MiB) */
+  JOB_FILE_MAX_BYTES: int(1).default(10 * 1024 * 1024),
+  /** Hairstyle version the job API runs (name or id). @defaultValue the registry's first hairstyle version */
+  HAIRSTYLE_VERSION: z.string().min(1).optional(),
+  /** Try-on version the job API runs (name or id). @defaultValue the registry's first try-on version */
+  TRYON_VERSION: z.string().min(1).optional(),
   /** Credits given to a user created by `npm run keys -- create` without --credits. @defaultValue 100 */
   DEFAULT_CREDITS: int(0).default(100),
   /** /health/ready also waits for a live worker with its models loaded. @defaultValue true */
@@ -109,6 +115,11 @@ export interface Config {
   };
   readonly bodyMaxBytes: number;
   readonly allowPrivateUrls: boolean;
+  readonly jobs: {
+    readonly fileMaxBytes: number;
+    readonly hairstyleVersion: string | undefined;
+    readonly tryonVersion: string | undefined;
+  };
   readonly webhook: {
     readonly timeoutMs: number;
     readonly windowMs: number;
@@ -168,6 +179,11 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }),
     bodyMaxBytes: e.BODY_MAX_BYTES,
     allowPrivateUrls: e.ALLOW_PRIVATE_URLS,
+    jobs: Object.freeze({
+      fileMaxBytes: e.JOB_FILE_MAX_BYTES,
+      hairstyleVersion: e.HAIRSTYLE_VERSION,
+      tryonVersion: e.TRYON_VERSION,
+    }),
     webhook: Object.freeze({
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       windowMs: e.WEBHOOK_WINDOW_MS,

@@ -48,7 +48,11 @@ export interface TaskView {
 export interface TaskRecord {
   taskId: string;
   userId: number;
-  version: VersionId;
+  /** Null only for a job whose pipeline had no installed version (it fails, refunded). */
+  version: VersionId | null;
+  pipeline: string;
+  /** The job-API job this task runs, if any. */
+  jobId: string | null;
   input: Record<string, unknown>;
   webhookUrl: string | null;
   status: TaskStatus;
@@ -71,7 +75,7 @@ export function toTaskView(r: TaskRecord, outputUrl: (blobKey: string) => string
   return {
     task_id: r.taskId,
     user_id: r.userId,
-    version: r.version,
+    version: r.version ?? '',
     error: r.error,
     total_time: r.totalTimeS,
     predict_time: r.predictTimeS,

@@ -19,6 +19,8 @@ export const ErrorCatalog = {
   FILE_EXPIRED: { status: 410, retryable: false, message: 'file deleted after the retention period' },
   ROUTE_NOT_FOUND: { status: 404, retryable: false, message: 'route not found' },
   NOT_READY: { status: 503, retryable: true, message: 'service not ready' },
+  JOB_PARAMS_INVALID: { status: 400, retryable: false, message: 'Params error' },
+  JOB_NOT_FOUND: { status: 404, retryable: false, message: 'Task not found' },
 
   // --- task failures (recorded in the task's `error`) ---
   INPUT_UNREACHABLE: { status: 422, retryable: false, message: 'input file could not be downloaded' },
@@ -75,4 +77,42 @@ export function toAppError(e: unknown): AppError {
   if (e instanceof AppError) return e;
   const message = e instanceof Error ? e.message : String(e);
   return new AppError('INTERNAL', message, undefined, { cause: e });
+}
+
+/**
+ * The job APIs' numeric codes (spec "Errors"). Request errors map from the catalog; the progress
+ * codes describe a job's state on get-job.
+ */
+export const JobCode = {
+  SUCCESS: 100000,
+  FAILURE: 200000,
+  SYSTEM_ERROR: 300101,
+  IN_PROGRESS: 300102,
+  GENERATED: 300103,
+  GENERATION_FAILED: 300104,
+  INSUFFICIENT_CREDITS: 400101,
+  PARAMS_ERROR: 400301,
+  TOKEN_NULL: 400302,
+  TOKEN_ERROR: 400303,
+  TASK_NOT_FOUND: 400501,
+} as const;
+
+const JOB_CODE_OF: Partial<Record<ErrorCode, { code: number; text: string }>> = {
+  AUTH_MISSING: { code: JobCode.TOKEN_NULL, text: 'Token is null' },
+  AUTH_INVALID: { code: JobCode.TOKEN_ERROR, text: 'Token error' },
+  JOB_PARAMS_INVALID: { code: JobCode.PARAMS_ERROR, text: 'Params error' },
+  BODY_TOO_LARGE: { code: JobCode.PARAMS_ERROR, text: 'Params error' },
+  BODY_INVALID: { code: JobCode.PARAMS_ERROR, text: 'Params error' },
+  INSUFFICIENT_CREDITS: { code: JobCode.INSUFFICIENT_CREDITS, text: 'Insufficient credits' },
+  JOB_NOT_FOUND: { code: JobCode.TASK_NOT_FOUND, text: 'Task not found' },
+};
+
+/** An error as the job APIs report it: numeric code and English text ("Params error: <why>"). */
+export function toJobError(e: AppError): { code: number; en: string } {
+  const m = JOB_CODE_OF[e.code];
+  if (!m) return { code: JobCode.SYSTEM_ERROR, en: 'System error' };
+  // Token errors read exactly as the spec's table; the others say why.
+  const plain = e.code === 'AUTH_MISSING' || e.code === 'AUTH_INVALID' || e.message === m.text;
+  const detail = !plain && e.message ? `: ${e.message}` : '';
+  return { code: m.code, en: `${m.text}${detail}` };
 }

@@ -62,6 +62,18 @@ export async function decodeImage(bytes: Uint8Array, limits: DecodeLimits): Prom
   }
 }
 
+/** Width and height from the header alone (no pixel is decoded); null when unreadable. */
+export async function readImageSize(bytes: Uint8Array): Promise<{ width: number; height: number } | null> {
+  try {
+    const m = await sharp(bytes, { limitInputPixels: false }).metadata();
+    if (!m.width || !m.height) return null;
+    // EXIF orientations 5-8 swap the displayed width and height.
+    return (m.orientation ?? 1) >= 5 ? { width: m.height, height: m.width } : { width: m.width, height: m.height };
+  } catch {
+    return null;
+  }
+}
+
 function rawInput(img: RgbImage) {
   return sharp(img.data, { raw: { width: img.width, height: img.height, channels: 3 } });
 }

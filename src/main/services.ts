@@ -8,8 +8,10 @@ import { LocalBlobStore, type BlobStore } from '../store/blob-store.ts';
 import { connectRedis, keyspace, type RedisClient } from '../store/redis.ts';
 import { TaskStore } from '../store/task-store.ts';
 import { WorkerRegistry } from '../store/workers.ts';
+import { JobStore } from '../store/job-store.ts';
 import { Schedule } from '../store/schedules.ts';
 import { TaskQueue } from '../queue/task-queue.ts';
+import { TaskSubmitter } from '../queue/task-submitter.ts';
 import { PipelinePool } from '../queue/pipeline-pool.ts';
 import { TaskWorker } from '../queue/task-worker.ts';
 import { OutboundHttp } from '../queue/outbound-http.ts';
@@ -20,10 +22,13 @@ import { buildApp } from '../api/app.ts';
 export interface Services {
   redis: RedisClient;
   tasks: TaskStore;
+  jobs: JobStore;
   accounts: Accounts;
   blobs: BlobStore;
   workers: WorkerRegistry;
   queue: TaskQueue;
+  /** Creates, charges and queues tasks (with the enqueue outbox behind it). */
+  submitter: TaskSubmitter;
   registry: Registry;
   http: OutboundHttp;
   /** Queues webhook events from the outbox (runs in every process). */
@@ -60,13 +65,16 @@ export function createServices(config: Config, redisUrl: string, log: Logger): S
     webhookSettings,
   );
   const sweeper = new RetentionSweeper({ schedule: new Schedule(redis, keys.retention()), tasks, blobs, log });
+  const submitter = new TaskSubmitter({ tasks, queue, outbox: new Schedule(redis, keys.enqueueOutbox()), log });
   return {
     redis,
     tasks,
+    jobs: new JobStore(redis, keys),
     accounts: new Accounts(redis, keys),
     blobs,
     workers: new WorkerRegistry(redis, keys),
     queue,
+    submitter,
     registry: loadCheckedRegistry(config.modelsDir),
     http,
     dispatcher,
@@ -74,10 +82,12 @@ export function createServices(config: Config, redisUrl: string, log: Logger): S
     webhookSettings,
     startBackground() {
       dispatcher.start(Math.min(1_000, config.retention.sweepIntervalMs));
+      submitter.start(Math.min(1_000, config.retention.sweepIntervalMs));
       sweeper.start(config.retention.sweepIntervalMs);
     },
     async close() {
       await dispatcher.close();
+      await submitter.close();
       await sweeper.close();
       await queue.close();
       await http.close();
@@ -92,11 +102,20 @@ export function createApi(config: Config, s: Services) {
     accounts: s.accounts,
     blobs: s.blobs,
     queue: s.queue,
+    submitter: s.submitter,
     registry: s.registry,
     workers: s.workers,
     http: s.http,
     publicBaseUrl: config.publicBaseUrl,
     bodyMaxBytes: config.bodyMaxBytes,
+    maxPixels: config.input.maxPixels,
+    jobs: {
+      store: s.jobs,
+      fileMaxBytes: config.jobs.fileMaxBytes,
+      retentionMs: config.retention.jobMs,
+      hairstyleVersion: config.jobs.hairstyleVersion,
+      tryonVersion: config.jobs.tryonVersion,
+    },
     readyRequiresWorker: config.readyRequiresWorker,
     logLevel: config.logLevel,
   });

@@ -17,6 +17,11 @@ export interface Registry {
   readonly versions: ReadonlyMap<VersionId, ModelVersion>;
   get(id: VersionId): ModelVersion | undefined;
   byName(name: string): ModelVersion | undefined;
+  /**
+   * The version the job APIs run for a pipeline: `preferred` (a name or id) when given, else the
+   * first of that pipeline's versions by name. Undefined when none is installed.
+   */
+  defaultFor(pipeline: string, preferred?: string): ModelVersion | undefined;
   graphPath(sha256: string): string;
 }
 
@@ -58,6 +63,14 @@ export function loadRegistry(modelsDir: string): Registry {
     versions,
     get: (id) => versions.get(id),
     byName: (name) => names.get(name),
+    defaultFor(pipeline, preferred) {
+      if (preferred) {
+        const v = names.get(preferred) ?? versions.get(preferred as VersionId);
+        if (!v || v.manifest.pipeline !== pipeline) throw new RegistryError(`configured ${pipeline} version "${preferred}" is not a ${pipeline} version in the registry`);
+        return v;
+      }
+      return [...versions.values()].filter((v) => v.manifest.pipeline === pipeline).sort((a, b) => a.manifest.name.localeCompare(b.manifest.name))[0];
+    },
     graphPath: (sha256) => path.join(graphs, `${sha256}.onnx`),
   };
 }

@@ -68,6 +68,9 @@ export async function processTask(
 
   try {
     const record = claim.record;
+    if (record.version === null) {
+      throw new AppError('MODEL_UNAVAILABLE', `no ${record.pipeline} model version is installed on this service yet`);
+    }
     const version = deps.registry.get(record.version);
     if (!version) throw new AppError('VERSION_NOT_FOUND', `version ${record.version} is not known to this worker`);
     const spec = PIPELINE_INPUTS[version.manifest.pipeline];

@@ -36,6 +36,9 @@ export function keyspace(prefix: string) {
     retention: () => `${prefix}:retention`,
     /** zset: task id -> completion ms, for tasks whose webhook still has to be queued. */
     webhookOutbox: () => `${prefix}:webhooks:outbox`,
+    /** zset: task id -> creation ms, for created tasks not yet confirmed in the BullMQ queue. */
+    enqueueOutbox: () => `${prefix}:tasks:outbox`,
+    job: (jobId: string) => `${prefix}:job:${jobId}`,
   };
 }
 export type Keyspace = ReturnType<typeof keyspace>;

@@ -12,19 +12,25 @@ const CREATE_TASK = lua('create-task');
 const TRANSITION = lua('transition');
 
 type Scripted = RedisClient & {
-  createTask(k1: string, k2: string, k3: string, k4: string, ...argv: (string | number)[]): Promise<[number, number]>;
+  createTask(k1: string, k2: string, k3: string, k4: string, k5: string, k6: string, ...argv: (string | number)[]): Promise<[number, number]>;
   transitionTask(k1: string, k2: string, k3: string, k4: string, k5: string, ...argv: (string | number)[]): Promise<string[]>;
 };
 
 export interface NewTask {
   taskId: string;
   userId: number;
-  version: VersionId;
+  /** Null for a job whose pipeline has no installed version: its worker fails it, refunded. */
+  version: VersionId | null;
+  pipeline: string;
   input: Record<string, unknown>;
   webhookUrl: string | null;
   cost: number;
   /** How long after completion its inputs, outputs and logs are kept. Default: the store's task retention. */
   retentionMs?: number;
+  /** Ledger reason of the charge ("task", "job:hairstyle" ...). */
+  chargeReason?: string;
+  /** A job record written in the same step (job APIs). */
+  job?: { jobId: string; fields: Record<string, string | number> };
 }
 
 export interface TaskStoreSettings {
@@ -56,30 +62,42 @@ export class TaskStore {
     private readonly keys: Keyspace,
     private readonly settings: TaskStoreSettings,
   ) {
-    redis.defineCommand('createTask', { numberOfKeys: 4, lua: CREATE_TASK });
+    redis.defineCommand('createTask', { numberOfKeys: 6, lua: CREATE_TASK });
     redis.defineCommand('transitionTask', { numberOfKeys: 5, lua: TRANSITION });
     this.redis = redis as Scripted;
   }
 
   /** Creates the record and charges `cost` credits atomically. Throws INSUFFICIENT_CREDITS. */
   async create(t: NewTask): Promise<{ createdMs: number; balance: number }> {
+    const taskFields: (string | number)[] = [
+      'task_id', t.taskId,
+      'user_id', t.userId,
+      'version', t.version ?? '',
+      'pipeline', t.pipeline,
+      'input', JSON.stringify(t.input),
+      'webhook_url', t.webhookUrl ?? '',
+      'retention_ms', t.retentionMs ?? this.settings.retentionMs,
+      ...(t.job ? ['job_id', t.job.jobId] : []),
+    ];
+    const jobFields = t.job ? Object.entries(t.job.fields).flat() : [];
     const [code, balance] = await this.redis.createTask(
       this.keys.task(t.taskId),
       this.keys.credits(t.userId),
       this.keys.userTasks(t.userId),
       this.keys.ledger(t.userId),
+      this.keys.enqueueOutbox(),
+      t.job ? this.keys.job(t.job.jobId) : this.keys.job('-'),
       t.taskId,
       t.cost,
       this.settings.recordTtlMs,
-      'task_id', t.taskId,
-      'user_id', t.userId,
-      'version', t.version,
-      'input', JSON.stringify(t.input),
-      'webhook_url', t.webhookUrl ?? '',
-      'retention_ms', t.retentionMs ?? this.settings.retentionMs,
+      t.chargeReason ?? 'task',
+      taskFields.length / 2,
+      jobFields.length / 2,
+      ...taskFields,
+      ...jobFields,
     );
     if (code === -1) {
-      throw new AppError('INSUFFICIENT_CREDITS', `this task costs ${t.cost} credits; the balance is ${balance}`, { balance, cost: t.cost });
+      throw new AppError('INSUFFICIENT_CREDITS', `this costs ${t.cost} credits; the balance is ${balance}`, { balance, cost: t.cost });
     }
     if (code === -2) throw new AppError('INTERNAL', `task id collision: ${t.taskId}`);
     return { createdMs: code, balance };
@@ -210,7 +228,9 @@ function parseRecord(taskId: string, h: Record<string, string>): TaskRecord | nu
   return {
     taskId: h.task_id ?? taskId,
     userId: Number(h.user_id),
-    version: h.version as VersionId,
+    version: (h.version || null) as VersionId | null,
+    pipeline: h.pipeline ?? '',
+    jobId: h.job_id || null,
     input: h.input ? (JSON.parse(h.input) as Record<string, unknown>) : {},
     webhookUrl: h.webhook_url || null,
     status: h.status as TaskStatus,

@@ -37,7 +37,7 @@ describe('task records', () => {
     const user = await newUser(5);
     const id = newId();
     const before = Date.now();
-    const { createdMs, balance } = await tasks.create({ taskId: id, userId: user, version: V, input: { image: 'http://x' }, webhookUrl: null, cost: 2 });
+    const { createdMs, balance } = await tasks.create({ taskId: id, userId: user, version: V, pipeline: 'face-detection', input: { image: 'http://x' }, webhookUrl: null, cost: 2 });
     expect(balance).toBe(3);
     expect(Math.abs(createdMs - before)).toBeLessThan(5_000);
     const r = (await tasks.get(id))!;
@@ -49,7 +49,7 @@ describe('task records', () => {
   it('50 concurrent creates against a balance for 10 charge exactly 10 and never overdraw', async () => {
     const user = await newUser(10);
     const results = await Promise.allSettled(
-      Array.from({ length: 50 }, () => tasks.create({ taskId: newId(), userId: user, version: V, input: {}, webhookUrl: null, cost: 1 })),
+      Array.from({ length: 50 }, () => tasks.create({ taskId: newId(), userId: user, version: V, pipeline: 'face-detection', input: {}, webhookUrl: null, cost: 1 })),
     );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(10);
     const refused = results.filter((r) => r.status === 'rejected') as PromiseRejectedResult[];
@@ -62,7 +62,7 @@ describe('task records', () => {
   it('enforces transitions; terminal states never change', async () => {
     const user = await newUser(1);
     const id = newId();
-    await tasks.create({ taskId: id, userId: user, version: V, input: {}, webhookUrl: null, cost: 1 });
+    await tasks.create({ taskId: id, userId: user, version: V, pipeline: 'face-detection', input: {}, webhookUrl: null, cost: 1 });
     expect((await tasks.succeed(id, { outputKeys: [], logs: '', predictTimeS: 0 })).result).toBe('conflict'); // starting -/-> succeeded
     expect(await tasks.claim(id)).toMatchObject({ result: 'ok', previous: 'starting' });
     expect(await tasks.claim(id)).toMatchObject({ result: 'ok', previous: 'processing' }); // re-claim after a lost worker
@@ -82,7 +82,7 @@ describe('task records', () => {
     for (let i = 0; i < 20; i++) {
       const user = await newUser(1);
       const id = newId();
-      await tasks.create({ taskId: id, userId: user, version: V, input: {}, webhookUrl: null, cost: 1 });
+      await tasks.create({ taskId: id, userId: user, version: V, pipeline: 'face-detection', input: {}, webhookUrl: null, cost: 1 });
       await tasks.claim(id);
       const [s, c] = await Promise.all([tasks.succeed(id, { outputKeys: [], logs: '', predictTimeS: 0 }), tasks.cancel(id)]);
       expect([s.result, c.result].sort()).toEqual(['conflict', 'ok']);
@@ -95,7 +95,7 @@ describe('task records', () => {
   it('refunds a failed task exactly once', async () => {
     const user = await newUser(3);
     const id = newId();
-    await tasks.create({ taskId: id, userId: user, version: V, input: {}, webhookUrl: null, cost: 3 });
+    await tasks.create({ taskId: id, userId: user, version: V, pipeline: 'face-detection', input: {}, webhookUrl: null, cost: 3 });
     await tasks.claim(id);
     const results = await Promise.all([tasks.fail(id, 'A: a'), tasks.fail(id, 'B: b'), tasks.cancel(id)]);
     expect(results.filter((r) => r.result === 'ok')).toHaveLength(1);

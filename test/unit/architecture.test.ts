@@ -20,7 +20,7 @@ const ALLOWED: Record<string, string[]> = {
   store: ['errors', 'domain'],
   pipelines: ['models', 'imaging', 'errors', 'domain'],
   queue: ['pipelines', 'models', 'imaging', 'store', 'errors', 'domain'],
-  api: ['queue', 'pipelines', 'models', 'store', 'errors', 'domain'],
+  api: ['queue', 'pipelines', 'models', 'imaging', 'store', 'errors', 'domain'],
   main: ['config', 'api', 'queue', 'pipelines', 'models', 'imaging', 'store', 'errors', 'domain'],
 };
 

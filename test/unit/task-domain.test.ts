@@ -17,7 +17,7 @@ describe('task statuses', () => {
 
   it('the view has the spec fields, seconds, and output URLs', () => {
     const r: TaskRecord = {
-      taskId: 't1', userId: 3, version: 'v'.repeat(64) as VersionId, input: { image: 'http://x' }, webhookUrl: null,
+      taskId: 't1', userId: 3, version: 'v'.repeat(64) as VersionId, pipeline: 'face-detection', jobId: null, input: { image: 'http://x' }, webhookUrl: null,
       status: 'succeeded', error: null, logs: 'decode: 1.0 ms', outputKeys: ['tasks/t1/a.json'], predictTimeS: 0.012,
       totalTimeS: 0.2, createdMs: 1_700_000_000_999, completedMs: 1_700_000_001_200, cost: 1, attempts: 1, purgedMs: null,
     };

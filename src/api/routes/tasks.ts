@@ -73,15 +73,15 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps): void {
 
     const taskId = randomUUID().replace(/-/g, '');
     const cost = version.manifest.cost;
-    await tasks.create({ taskId, userId, version: version.id, input: parsed.data, webhookUrl: webhook_url ?? null, cost });
-    try {
-      await queue.enqueue(taskId, userId);
-    } catch (e) {
-      // Never leave a charged task that no worker will see.
-      await tasks.claim(taskId, userId);
-      await tasks.fail(taskId, 'INTERNAL: the task could not be queued', undefined, userId);
-      throw new AppError('INTERNAL', 'the task could not be queued; nothing was charged', undefined, { cause: e });
-    }
+    await deps.submitter.submit({
+      taskId,
+      userId,
+      version: version.id,
+      pipeline: version.manifest.pipeline,
+      input: parsed.data,
+      webhookUrl: webhook_url ?? null,
+      cost,
+    });
     return ok({ task_id: taskId, task_cost: cost }, 'task created');
   });
 

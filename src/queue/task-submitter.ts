@@ -1,0 +1,66 @@
+// Submitting a task: one Lua step creates the record, charges it and writes the enqueue outbox;
+// then the BullMQ job is added (job id = task id, so a repeat is a no-op) and the outbox entry
+// cleared. If the process dies in between, a sweep (every process runs one) finds entries older
+// than a grace period and queues them: a charged task is always queued.
+import type { Logger } from '../domain/logger.ts';
+import type { Schedule } from '../store/schedules.ts';
+import type { NewTask, TaskStore } from '../store/task-store.ts';
+import type { TaskQueue } from './task-queue.ts';
+
+/** Entries younger than this belong to a submit still in flight. */
+const GRACE_MS = 5_000;
+const LEASE_MS = 30_000;
+
+export class TaskSubmitter {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<number> | undefined;
+
+  constructor(private readonly deps: { tasks: TaskStore; queue: TaskQueue; outbox: Schedule; log: Logger }) {}
+
+  /** Creates, charges and queues a task. A failed enqueue is left to the sweep, not to the caller. */
+  async submit(t: NewTask): Promise<{ createdMs: number; balance: number }> {
+    const created = await this.deps.tasks.create(t);
+    await this.push(t.taskId, t.userId).catch((e: Error) =>
+      this.deps.log.warn({ taskId: t.taskId, err: e.message }, 'enqueue failed; the outbox sweep will queue the task'),
+    );
+    return created;
+  }
+
+  private async push(taskId: string, userId: number): Promise<void> {
+    await this.deps.queue.enqueue(taskId, userId);
+    await this.deps.outbox.done(taskId);
+  }
+
+  /** Queues what dead submitters left behind. Returns how many it queued. */
+  sweep(now = Date.now()): Promise<number> {
+    this.running ??= this.pass(now).finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async pass(now: number): Promise<number> {
+    let queued = 0;
+    for (;;) {
+      const due = await this.deps.outbox.claimDue(now - GRACE_MS, LEASE_MS, 100);
+      for (const taskId of due) {
+        const r = await this.deps.tasks.get(taskId);
+        if (r?.status === 'starting') {
+          await this.push(taskId, r.userId);
+          queued++;
+        } else {
+          await this.deps.outbox.done(taskId);
+        }
+      }
+      if (due.length < 100) return queued;
+    }
+  }
+
+  start(intervalMs: number): void {
+    this.timer = setInterval(() => void this.sweep().catch((e: Error) => this.deps.log.warn({ err: e.message }, 'enqueue outbox sweep failed')), intervalMs);
+    this.timer.unref();
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.running?.catch(() => 0);
+  }
+}
