@@ -6,21 +6,22 @@ import type { Logger } from '../domain/logger.ts';
 import type { BlobStore } from '../store/blob-store.ts';
 import type { Schedule } from '../store/schedules.ts';
 import type { TaskStore } from '../store/task-store.ts';
+import { PeriodicPass } from './periodic-pass.ts';
 import { taskBlobPrefix } from './task-processor.ts';
 
 const LEASE_MS = 60_000;
 const BATCH = 100;
 
 export class RetentionSweeper {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<number> | undefined;
+  private readonly loop: PeriodicPass;
 
-  constructor(private readonly deps: { schedule: Schedule; tasks: TaskStore; blobs: BlobStore; log: Logger }) {}
+  constructor(private readonly deps: { schedule: Schedule; tasks: TaskStore; blobs: BlobStore; log: Logger }) {
+    this.loop = new PeriodicPass('retention sweep', (now) => this.pass(now), deps.log);
+  }
 
-  /** One pass: everything due now. Returns how many items it purged. */
+  /** One pass: everything due by `now`. Returns how many items it purged. */
   sweep(now = Date.now()): Promise<number> {
-    this.running ??= this.pass(now).finally(() => (this.running = undefined));
-    return this.running;
+    return this.loop.run(now);
   }
 
   private async pass(now: number): Promise<number> {
@@ -43,12 +44,10 @@ export class RetentionSweeper {
   }
 
   start(intervalMs: number): void {
-    this.timer = setInterval(() => void this.sweep().catch((e: Error) => this.deps.log.warn({ err: e.message }, 'retention sweep failed')), intervalMs);
-    this.timer.unref();
+    this.loop.start(intervalMs);
   }
 
-  async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.running?.catch(() => 0);
+  close(): Promise<void> {
+    return this.loop.stop();
   }
 }

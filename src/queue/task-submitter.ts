@@ -5,6 +5,7 @@
 import type { Logger } from '../domain/logger.ts';
 import type { Schedule } from '../store/schedules.ts';
 import type { NewTask, TaskStore } from '../store/task-store.ts';
+import { PeriodicPass } from './periodic-pass.ts';
 import type { TaskQueue } from './task-queue.ts';
 
 /** Entries younger than this belong to a submit still in flight. */
@@ -12,10 +13,11 @@ const GRACE_MS = 5_000;
 const LEASE_MS = 30_000;
 
 export class TaskSubmitter {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<number> | undefined;
+  private readonly loop: PeriodicPass;
 
-  constructor(private readonly deps: { tasks: TaskStore; queue: TaskQueue; outbox: Schedule; log: Logger }) {}
+  constructor(private readonly deps: { tasks: TaskStore; queue: TaskQueue; outbox: Schedule; log: Logger }) {
+    this.loop = new PeriodicPass('enqueue outbox sweep', (now) => this.pass(now), deps.log);
+  }
 
   /** Creates, charges and queues a task. A failed enqueue is left to the sweep, not to the caller. */
   async submit(t: NewTask): Promise<{ createdMs: number; balance: number }> {
@@ -33,8 +35,7 @@ export class TaskSubmitter {
 
   /** Queues what dead submitters left behind. Returns how many it queued. */
   sweep(now = Date.now()): Promise<number> {
-    this.running ??= this.pass(now).finally(() => (this.running = undefined));
-    return this.running;
+    return this.loop.run(now);
   }
 
   private async pass(now: number): Promise<number> {
@@ -55,12 +56,10 @@ export class TaskSubmitter {
   }
 
   start(intervalMs: number): void {
-    this.timer = setInterval(() => void this.sweep().catch((e: Error) => this.deps.log.warn({ err: e.message }, 'enqueue outbox sweep failed')), intervalMs);
-    this.timer.unref();
+    this.loop.start(intervalMs);
   }
 
-  async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.running?.catch(() => 0);
+  close(): Promise<void> {
+    return this.loop.stop();
   }
 }

@@ -16,6 +16,7 @@ import { connectRedis, type RedisClient } from '../store/redis.ts';
 import { Schedule } from '../store/schedules.ts';
 import type { TaskStore } from '../store/task-store.ts';
 import type { OutboundHttp } from './outbound-http.ts';
+import { PeriodicPass } from './periodic-pass.ts';
 import { QueueName } from './task-queue.ts';
 
 export interface WebhookJobData {
@@ -41,8 +42,7 @@ const OUTBOX_LEASE_MS = 30_000;
 export class WebhookDispatcher {
   private readonly connection: RedisClient;
   private readonly queue: Queue<WebhookJobData>;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<number> | undefined;
+  private readonly loop: PeriodicPass;
 
   constructor(
     private readonly deps: { outbox: Schedule; tasks: TaskStore; publicBaseUrl: string; log: Logger },
@@ -50,18 +50,18 @@ export class WebhookDispatcher {
   ) {
     this.connection = connectRedis(settings.redisUrl, { forQueue: true, name: 'webhook-dispatcher' });
     this.queue = new Queue<WebhookJobData>(QueueName.Webhooks, { connection: this.connection, prefix: settings.prefix });
+    this.loop = new PeriodicPass('webhook outbox flush', (now) => this.pass(now), deps.log);
   }
 
   /** Queues every event due in the outbox. Concurrent calls share one pass. */
   flush(): Promise<number> {
-    this.running ??= this.pass().finally(() => (this.running = undefined));
-    return this.running;
+    return this.loop.run();
   }
 
-  private async pass(): Promise<number> {
+  private async pass(now: number): Promise<number> {
     let queued = 0;
     for (;;) {
-      const due = await this.deps.outbox.claimDue(Date.now(), OUTBOX_LEASE_MS, 100);
+      const due = await this.deps.outbox.claimDue(now, OUTBOX_LEASE_MS, 100);
       for (const taskId of due) {
         const record = await this.deps.tasks.get(taskId);
         if (record?.webhookUrl && record.completedMs !== null) {
@@ -92,13 +92,11 @@ export class WebhookDispatcher {
 
   /** Also flushes on a timer, for events whose dispatcher died before queueing them. */
   start(intervalMs: number): void {
-    this.timer = setInterval(() => void this.flush().catch((e: Error) => this.deps.log.warn({ err: e.message }, 'webhook outbox flush failed')), intervalMs);
-    this.timer.unref();
+    this.loop.start(intervalMs);
   }
 
   async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.running?.catch(() => 0);
+    await this.loop.stop();
     await this.queue.close();
     this.connection.disconnect();
   }
