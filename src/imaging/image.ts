@@ -104,8 +104,18 @@ export async function letterboxToTensor(
   size: number,
   range: readonly [lo: number, hi: number],
 ): Promise<{ tensor: Float32Array; letterbox: Letterbox }> {
+  const { bytes: boxed, letterbox } = await letterboxRgb(img, size);
+  const [lo, hi] = range;
+  const k = (hi - lo) / 255;
+  const tensor = new Float32Array(size * size * 3);
+  for (let i = 0; i < tensor.length; i++) tensor[i] = boxed[i]! * k + lo;
+  return { tensor, letterbox };
+}
+
+/** Letterboxes into size x size (aspect kept, black bars): HWC RGB bytes and the mapping back. */
+export async function letterboxRgb(img: RgbImage, size: number): Promise<{ bytes: Uint8Array; letterbox: Letterbox }> {
   const g = letterboxGeometry(img.width, img.height, size);
-  const boxed = await rawInput(img)
+  const bytes = await rawInput(img)
     .resize(g.w, g.h, { fit: 'fill', kernel: 'linear' })
     .extend({
       top: g.padY,
@@ -116,11 +126,7 @@ export async function letterboxToTensor(
     })
     .raw()
     .toBuffer();
-  const [lo, hi] = range;
-  const k = (hi - lo) / 255;
-  const tensor = new Float32Array(size * size * 3);
-  for (let i = 0; i < tensor.length; i++) tensor[i] = boxed[i]! * k + lo;
-  return { tensor, letterbox: { size, scale: g.scale, padX: g.padX, padY: g.padY } };
+  return { bytes, letterbox: { size, scale: g.scale, padX: g.padX, padY: g.padY } };
 }
 
 export interface Overlay {
@@ -164,4 +170,150 @@ export async function renderOverlayJpeg(img: RgbImage, overlay: Overlay, quality
 
 export async function encodeJpeg(img: RgbImage, quality = 90): Promise<Buffer> {
   return rawInput(img).jpeg({ quality }).toBuffer();
+}
+
+/** A 2x3 affine map from output pixel (x, y) to input point: [a0, a1, a2, b0, b1, b2]. */
+export type Affine = readonly [number, number, number, number, number, number];
+
+/**
+ * Samples an image through an affine map into an NHWC float tensor [1, outH, outW, 3] with values
+ * mapped from [0, 255] to [lo, hi]. Bilinear, with `border` 'zero' (outside is 0) or 'replicate'
+ * (coordinates clamped to the edge), matching tf.image.transform's sampling so crops made here
+ * equal MediaPipe's TF.js pre-processing.
+ */
+export function sampleAffine(img: RgbImage, m: Affine, outW: number, outH: number, border: 'zero' | 'replicate', range: readonly [number, number]): Float32Array {
+  const out = new Float32Array(outW * outH * 3);
+  const [lo, hi] = range;
+  const k = (hi - lo) / 255;
+  const W = img.width;
+  const H = img.height;
+  const d = img.data;
+  const read = (y: number, x: number, c: number) => (x < 0 || y < 0 || x >= W || y >= H ? 0 : d[(y * W + x) * 3 + c]!);
+  let o = 0;
+  for (let y = 0; y < outH; y++) {
+    for (let x = 0; x < outW; x++) {
+      let sx = m[0] * x + m[1] * y + m[2];
+      let sy = m[3] * x + m[4] * y + m[5];
+      if (border === 'replicate') {
+        sx = Math.min(Math.max(sx, 0), W - 1);
+        sy = Math.min(Math.max(sy, 0), H - 1);
+      }
+      const x0 = Math.floor(sx);
+      const y0 = Math.floor(sy);
+      const fx = sx - x0;
+      const fy = sy - y0;
+      for (let c = 0; c < 3; c++) {
+        const top = (1 - fx) * read(y0, x0, c) + fx * read(y0, x0 + 1, c);
+        const bottom = (1 - fx) * read(y0 + 1, x0, c) + fx * read(y0 + 1, x0 + 1, c);
+        out[o++] = ((1 - fy) * top + fy * bottom) * k + lo;
+      }
+    }
+  }
+  return out;
+}
+
+/** Resizes an image to exactly w x h (aspect not kept) and returns its bytes (HWC RGB). */
+export async function resizeRgb(img: RgbImage, w: number, h: number): Promise<Uint8Array> {
+  return rawInput(img).resize(w, h, { fit: 'fill', kernel: 'linear' }).raw().toBuffer();
+}
+
+/**
+ * Crops the square [x, y, side, side] (which may reach past the image: the edge pixels are
+ * repeated) and resizes it to size x size with proper filtering. Returns HWC RGB bytes.
+ */
+export async function cropSquare(img: RgbImage, x: number, y: number, side: number, size: number): Promise<Uint8Array> {
+  const x0 = Math.round(x);
+  const y0 = Math.round(y);
+  const s = Math.max(1, Math.round(side));
+  const left = Math.max(0, x0);
+  const top = Math.max(0, y0);
+  const right = Math.min(img.width, x0 + s);
+  const bottom = Math.min(img.height, y0 + s);
+  // Two passes: sharp runs resize before extend whatever the call order, so the padded square
+  // is materialized first.
+  const padded = await rawInput(img)
+    .extract({ left, top, width: Math.max(1, right - left), height: Math.max(1, bottom - top) })
+    .extend({ left: left - x0, top: top - y0, right: x0 + s - right, bottom: y0 + s - bottom, extendWith: 'copy' })
+    .raw()
+    .toBuffer();
+  return sharp(padded, { raw: { width: s, height: s, channels: 3 } }).resize(size, size, { fit: 'fill', kernel: 'linear' }).raw().toBuffer();
+}
+
+/**
+ * A soft mask (0..255, w x h) scaled to outW x outH with bilinear interpolation and feathered by
+ * a Gaussian of `featherPx` (0: none), placed at (left, top) on a zero canvas of canvasW x canvasH.
+ */
+export async function placeMask(
+  mask: Uint8Array,
+  w: number,
+  h: number,
+  outW: number,
+  outH: number,
+  featherPx: number,
+  canvas: { width: number; height: number; left: number; top: number },
+): Promise<Uint8Array> {
+  // sharp widens 1-channel raw input to sRGB on output unless told 'b-w': keep one channel.
+  let scaled = await sharp(mask, { raw: { width: w, height: h, channels: 1 } })
+    .resize(Math.max(1, Math.round(outW)), Math.max(1, Math.round(outH)), { fit: 'fill', kernel: 'linear' })
+    .toColourspace('b-w')
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  // A second pass so the blur runs after the resize.
+  if (featherPx > 0) {
+    scaled = await sharp(scaled.data, { raw: { width: scaled.info.width, height: scaled.info.height, channels: 1 } })
+      .blur(Math.max(0.3, featherPx))
+      .toColourspace('b-w')
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+  }
+  if (scaled.info.channels !== 1) throw new Error(`placeMask: expected 1 channel, got ${scaled.info.channels}`);
+  const out = new Uint8Array(canvas.width * canvas.height);
+  const { width: sw, height: sh } = scaled.info;
+  for (let y = 0; y < sh; y++) {
+    const cy = y + Math.round(canvas.top);
+    if (cy < 0 || cy >= canvas.height) continue;
+    for (let x = 0; x < sw; x++) {
+      const cx = x + Math.round(canvas.left);
+      if (cx < 0 || cx >= canvas.width) continue;
+      out[cy * canvas.width + cx] = scaled.data[y * sw + x]!;
+    }
+  }
+  return out;
+}
+
+/** Blends `color` over the image where the 8-bit mask is set (weight mask/255 * strength). */
+export function tint(img: RgbImage, mask: Uint8Array, color: readonly [number, number, number], strength: number): RgbImage {
+  const out = Uint8Array.from(img.data);
+  for (let i = 0; i < mask.length; i++) {
+    const a = (mask[i]! / 255) * strength;
+    if (a === 0) continue;
+    for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.round(out[i * 3 + c]! * (1 - a) + color[c]! * a);
+  }
+  return { data: out, width: img.width, height: img.height };
+}
+
+/** Draws thick line segments and square points in place (for pose skeletons and landmark meshes). */
+export function drawSegments(img: RgbImage, segments: Array<[number, number, number, number]>, rgb: readonly number[], thickness: number): void {
+  for (const [x0, y0, x1, y1] of segments) {
+    const steps = Math.max(1, Math.ceil(Math.hypot(x1 - x0, y1 - y0)));
+    for (let i = 0; i <= steps; i++) {
+      const x = x0 + ((x1 - x0) * i) / steps;
+      const y = y0 + ((y1 - y0) * i) / steps;
+      fillRect(img, x - thickness / 2, y - thickness / 2, x + thickness / 2, y + thickness / 2, rgb);
+    }
+  }
+}
+
+export function drawPoints(img: RgbImage, points: Array<{ x: number; y: number }>, rgb: readonly number[], radius: number): void {
+  for (const p of points) fillRect(img, p.x - radius, p.y - radius, p.x + radius, p.y + radius, rgb);
+}
+
+export function copyImage(img: RgbImage): RgbImage {
+  return { data: Uint8Array.from(img.data), width: img.width, height: img.height };
+}
+
+/** PNG of 1 (grey), 3 (RGB) or 4 (RGBA) channel bytes. */
+export async function encodePng(data: Uint8Array, width: number, height: number, channels: 1 | 3 | 4): Promise<Buffer> {
+  const s = sharp(data, { raw: { width, height, channels } });
+  return (channels === 1 ? s.toColourspace('b-w') : s).png({ compressionLevel: 6 }).toBuffer();
 }

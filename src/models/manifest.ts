@@ -15,11 +15,28 @@ export const NpmSourceSchema = z.strictObject({
   path: z.string().min(1),
 });
 
+/** Version of the TF.js importer's output; bump it with any change that alters the ONNX it writes. */
+export const TFJS_IMPORTER = 'tfjs-onnx@1';
+
+export const TfjsSourceSchema = z.strictObject({
+  type: z.literal('npm-tfjs'),
+  package: z.string().min(1),
+  version: z.string().min(1),
+  tarball_sha256: Sha256,
+  /** Path of model.json inside the tarball; its weight shards sit beside it. */
+  model: z.string().min(1),
+  /** sha256 of model.json and of every shard, by path inside the tarball. */
+  files: z.record(z.string(), Sha256),
+  /** Static shape of each input (batch 1, the size this version runs at). */
+  input_shapes: z.record(z.string(), z.array(z.number().int().positive())),
+  importer: z.literal(TFJS_IMPORTER),
+});
+
 export const GraphSchema = z.strictObject({
   /** sha256 of the .onnx file; the graph is stored content-addressed as cache/graphs/<sha256>.onnx. */
   sha256: Sha256,
   format: z.literal('onnx'),
-  source: NpmSourceSchema,
+  source: z.discriminatedUnion('type', [NpmSourceSchema, TfjsSourceSchema]),
 });
 
 export const ManifestSchema = z.strictObject({

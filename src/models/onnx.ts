@@ -13,12 +13,20 @@ export interface FloatTensor {
   dims: readonly number[];
 }
 
+/** A tensor of any of the element types the imported graphs use (by its array type). */
+export interface AnyTensor {
+  data: Float32Array | Int32Array | BigInt64Array | Uint8Array;
+  dims: readonly number[];
+}
+
 export interface ModelSession {
   readonly inputNames: readonly string[];
   readonly outputNames: readonly string[];
   /** The provider actually in use (after any fallback). */
   readonly provider: ExecutionProvider;
   run(feeds: Record<string, FloatTensor>): Promise<Record<string, FloatTensor>>;
+  /** Like run, for graphs with int32/int64/bool inputs or outputs. */
+  runAny(feeds: Record<string, AnyTensor>): Promise<Record<string, AnyTensor>>;
   release(): Promise<void>;
 }
 
@@ -34,7 +42,7 @@ export interface SessionOptions {
 // Quiet onnxruntime's own warnings (e.g. unused initializers in converted graphs); errors still throw.
 ort.env.logLevel = 'error';
 
-async function open(graphPath: string, provider: ExecutionProvider, opts: SessionOptions) {
+async function open(graphPath: string, provider: ExecutionProvider, opts: Omit<SessionOptions, 'allowSpinning'> & { allowSpinning?: boolean }) {
   return ort.InferenceSession.create(graphPath, {
     executionProviders: [provider],
     intraOpNumThreads: opts.intraOpThreads,
@@ -48,7 +56,7 @@ async function open(graphPath: string, provider: ExecutionProvider, opts: Sessio
 }
 
 /** Opens a graph on the requested provider, falling back to cpu (with onFallback) when that fails. */
-export async function createSession(graphPath: string, opts: SessionOptions): Promise<ModelSession> {
+export async function createSession(graphPath: string, opts: Omit<SessionOptions, 'allowSpinning'> & { allowSpinning?: boolean }): Promise<ModelSession> {
   let provider = opts.provider;
   let session: ort.InferenceSession;
   try {
@@ -81,8 +89,23 @@ function wrap(session: ort.InferenceSession, provider: ExecutionProvider): Model
       }
       return out;
     },
+    async runAny(feeds) {
+      const ortFeeds: Record<string, ort.Tensor> = {};
+      for (const [name, t] of Object.entries(feeds)) ortFeeds[name] = new ort.Tensor(tensorType(t.data), t.data, t.dims);
+      const results = await session.run(ortFeeds);
+      const out: Record<string, AnyTensor> = {};
+      for (const [name, t] of Object.entries(results)) out[name] = { data: t.data as AnyTensor['data'], dims: t.dims };
+      return out;
+    },
     release: () => session.release(),
   };
+}
+
+function tensorType(d: AnyTensor['data']): 'float32' | 'int32' | 'int64' | 'bool' {
+  if (d instanceof Float32Array) return 'float32';
+  if (d instanceof Int32Array) return 'int32';
+  if (d instanceof BigInt64Array) return 'int64';
+  return 'bool';
 }
 
 /** Input names, dims and types for an error message (never the data). */

@@ -33,17 +33,45 @@ export interface PipelineRunner {
   run(ctx: PipelineContext, input: Record<string, unknown>, files: Record<string, Uint8Array>): Promise<PipelineResult>;
 }
 
-/** Stopwatch that appends [stage, ms] pairs. */
-export function stageTimer(): { stages: StageTimings; time<T>(stage: string, fn: () => Promise<T> | T): Promise<T> } {
+export interface StageTimer {
+  stages: StageTimings;
+  /** Milliseconds spent in model runs (infer) so far. */
+  readonly predictMs: number;
+  /** Times a stage. */
+  time<T>(stage: string, fn: () => Promise<T> | T): Promise<T>;
+  /** Times a stage that is a model run; its time also counts as predict time. */
+  infer<T>(stage: string, fn: () => Promise<T>): Promise<T>;
+}
+
+/** Stopwatch that appends [stage, ms] pairs (a stage met twice is summed under one name). */
+export function stageTimer(): StageTimer {
   const stages: StageTimings = [];
+  let predictMs = 0;
+  const add = (stage: string, ms: number) => {
+    const hit = stages.find(([s]) => s === stage);
+    if (hit) hit[1] += ms;
+    else stages.push([stage, ms]);
+  };
+  const time = async <T>(stage: string, fn: () => Promise<T> | T): Promise<T> => {
+    const t0 = performance.now();
+    try {
+      return await fn();
+    } finally {
+      add(stage, performance.now() - t0);
+    }
+  };
   return {
     stages,
-    async time(stage, fn) {
+    get predictMs() {
+      return predictMs;
+    },
+    time,
+    async infer(stage, fn) {
       const t0 = performance.now();
       try {
-        return await fn();
+        return await time(stage, fn);
       } finally {
-        stages.push([stage, performance.now() - t0]);
+        predictMs += performance.now() - t0;
       }
     },
   };

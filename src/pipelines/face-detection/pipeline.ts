@@ -1,9 +1,9 @@
 // Face detection: decode -> letterbox 256x256 in [-1, 1] -> BlazeFace -> anchor decode + weighted
 // NMS -> boxes and keypoints in original pixels. Outputs faces.json and preview.jpg.
 import { AppError } from '../../errors/codes.ts';
-import { decodeImage, letterboxToTensor, renderOverlayJpeg, type Letterbox } from '../../imaging/image.ts';
-import { describeFeeds, type FloatTensor } from '../../models/onnx.ts';
-import { stageTimer, type PipelineContext, type PipelineResult, type PipelineRunner } from '../types.ts';
+import { decodeImage, letterboxToTensor, renderOverlayJpeg, type Letterbox, type RgbImage } from '../../imaging/image.ts';
+import { describeFeeds, type FloatTensor, type ModelSession } from '../../models/onnx.ts';
+import { stageTimer, type PipelineContext, type PipelineResult, type PipelineRunner, type StageTimer } from '../types.ts';
 import { BLAZEFACE_BACK_LAYERS, KEYPOINT_NAMES, decodeLayer, makeAnchors, weightedNms, type KeypointName, type RawDetection } from './blazeface.ts';
 import { FaceDetectionInput } from './input.ts';
 
@@ -74,50 +74,47 @@ export interface DetectionResult {
   height: number;
 }
 
+/**
+ * BlazeFace on a decoded image: letterbox, run, decode anchors, weighted NMS, map back to pixels.
+ * Faces come best score first. Timed into `t` as preprocess / inference / postprocess.
+ */
+export async function detectFaces(session: ModelSession, image: RgbImage, params: FaceDetectionParams, minScore: number, t: StageTimer): Promise<Face[]> {
+  const { tensor, letterbox } = await t.time('preprocess', () => letterboxToTensor(image, params.input_size, [-1, 1]));
+  const feeds = { [session.inputNames[0]!]: { data: tensor, dims: [1, params.input_size, params.input_size, 3] } };
+  const out = await t.infer('inference', async () => {
+    try {
+      return await session.run(feeds);
+    } catch (e) {
+      throw new AppError('INFERENCE_FAILED', `blazeface run failed (${describeFeeds(feeds)}): ${(e as Error).message}`);
+    }
+  });
+  return t.time('postprocess', () => {
+    const raw: RawDetection[] = [];
+    splitOutputs(out).forEach(({ scores, boxes }, i) => decodeLayer(ANCHORS[i]!, scores, boxes, params.input_size, minScore, raw));
+    return weightedNms(raw, params.iou_threshold, params.max_faces)
+      .map((d) => toImageSpace(d, letterbox, image.width, image.height))
+      .filter((f) => f.box.width > 0 && f.box.height > 0);
+  });
+}
+
 export const faceDetection: PipelineRunner = {
   async run(ctx: PipelineContext, rawInput, files): Promise<PipelineResult> {
     const input = FaceDetectionInput.parse(rawInput);
     const params = readParams(ctx.params);
-    const minScore = input.min_score ?? params.min_score;
     const bytes = files.image;
     if (!bytes) throw new AppError('INPUT_INVALID', 'input.image: file missing');
     const t = stageTimer();
     const session = await ctx.session('detector');
-
     const image = await t.time('decode', () => decodeImage(bytes, { maxPixels: ctx.maxPixels }));
-    const { tensor, letterbox } = await t.time('preprocess', () => letterboxToTensor(image, params.input_size, [-1, 1]));
-    const feeds = { [session.inputNames[0]!]: { data: tensor, dims: [1, params.input_size, params.input_size, 3] } };
-    let predictMs = 0;
-    const out = await t.time('inference', async () => {
-      const t0 = performance.now();
-      try {
-        return await session.run(feeds);
-      } catch (e) {
-        throw new AppError('INFERENCE_FAILED', `blazeface run failed (${describeFeeds(feeds)}): ${(e as Error).message}`);
-      } finally {
-        predictMs = performance.now() - t0;
-      }
-    });
-    const faces = await t.time('postprocess', () => {
-      const raw: RawDetection[] = [];
-      splitOutputs(out).forEach(({ scores, boxes }, i) =>
-        decodeLayer(ANCHORS[i]!, scores, boxes, params.input_size, minScore, raw),
-      );
-      return weightedNms(raw, params.iou_threshold, params.max_faces)
-        .map((d) => toImageSpace(d, letterbox, image.width, image.height))
-        .filter((f) => f.box.width > 0 && f.box.height > 0);
-    });
-    const files_ = await t.time('render', async () => {
+    const faces = await detectFaces(session, image, params, input.min_score ?? params.min_score, t);
+    const outFiles = await t.time('render', async () => {
       const result: DetectionResult = { faces, width: image.width, height: image.height };
-      const preview = await renderOverlayJpeg(image, {
-        boxes: faces.map((f) => f.box),
-        points: faces.flatMap((f) => Object.values(f.keypoints)),
-      });
+      const preview = await renderOverlayJpeg(image, { boxes: faces.map((f) => f.box), points: faces.flatMap((f) => Object.values(f.keypoints)) });
       return [
         { name: 'faces.json', contentType: 'application/json', data: Buffer.from(JSON.stringify(result, null, 2)) },
         { name: 'preview.jpg', contentType: 'image/jpeg', data: preview },
       ];
     });
-    return { files: files_, stages: t.stages, predictMs, notes: [`faces: ${faces.length}`, `provider: ${session.provider}`] };
+    return { files: outFiles, stages: t.stages, predictMs: t.predictMs, notes: [`faces: ${faces.length}`, `provider: ${session.provider}`] };
   },
 };
