@@ -24,12 +24,15 @@ export function memoryHandler(modelJsonPath: string): tf.io.IOHandler {
   const mj = JSON.parse(fs.readFileSync(modelJsonPath, 'utf8')) as {
     modelTopology: object;
     weightsManifest: Array<{ paths: string[]; weights: tf.io.WeightsManifestEntry[] }>;
+    signature?: object;
   };
   const data = Buffer.concat(mj.weightsManifest.flatMap((g) => g.paths.map((p) => fs.readFileSync(path.join(dir, p)))));
   return tf.io.fromMemory({
     modelTopology: mj.modelTopology,
     weightSpecs: mj.weightsManifest.flatMap((g) => g.weights),
     weightData: data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength),
+    // Output names by signature key ("output_mesh" ...), as the model's users address them.
+    signature: mj.signature,
   });
 }
 
