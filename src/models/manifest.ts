@@ -16,7 +16,7 @@ export const NpmSourceSchema = z.strictObject({
 });
 
 /** Version of the TF.js importer's output; bump it with any change that alters the ONNX it writes. */
-export const TFJS_IMPORTER = 'tfjs-onnx@1';
+export const TFJS_IMPORTER = 'tfjs-onnx@2';
 
 export const TfjsSourceSchema = z.strictObject({
   type: z.literal('npm-tfjs'),

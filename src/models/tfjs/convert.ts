@@ -400,7 +400,7 @@ export function convertTfjsGraph(graph: TfGraph, opts: ConvertOptions): ConvertR
       case 'Softmax':
         return unary('Softmax', { axis: -1 });
       case 'Prelu':
-        return [sym(b.op('PRelu', [asSym(x).name, tensorName(ins[1]!, `${node.name}/alpha`)], {}, node.name), x.dtype, x.shape)];
+        return [prelu(asSym(x), ins[1]!, node.name)];
       case 'Cast': {
         const to = (a.DstT as DType) ?? 'float32';
         if (x.kind === 'const') return [castConst(x, to)];
@@ -625,7 +625,7 @@ export function convertTfjsGraph(graph: TfGraph, opts: ConvertOptions): ConvertR
         return out('Clip', [b.initializer('zero', 'float32', [], new Float32Array([0])), b.initializer('six', 'float32', [], new Float32Array([6]))]);
       case 'Prelu':
         if (!alpha) throw new UnsupportedOpError(node.op, node.name, 'Prelu without alpha');
-        return out('PRelu', [tensorName(alpha, `${node.name}/alpha`)]);
+        return prelu(x, alpha, node.name);
       case 'LeakyRelu':
         return out('LeakyRelu', [], { alpha: { float: Number(node.attr.leakyrelu_alpha ?? 0.2) } });
       case 'Sigmoid':
@@ -637,6 +637,18 @@ export function convertTfjsGraph(graph: TfGraph, opts: ConvertOptions): ConvertR
       default:
         throw new UnsupportedOpError(node.op, node.name, `fused activation ${act}`);
     }
+  }
+
+  /**
+   * PReLU as max(x, 0) + alpha * min(x, 0): onnxruntime's blocked (NCHWc) CPU layout covers these
+   * ops but not PRelu, which made it convert layouts around every PRelu.
+   */
+  function prelu(x: Sym, alpha: Value, base: string): Sym {
+    const zero = b.initializer('zero', 'float32', [], new Float32Array([0]));
+    const pos = b.op('Max', [x.name, zero], {}, `${base}/pos`);
+    const neg = b.op('Min', [x.name, zero], {}, `${base}/neg`);
+    const scaled = b.op('Mul', [neg, tensorName(alpha, `${base}/alpha`)], {}, `${base}/scaled`);
+    return sym(b.op('Add', [pos, scaled], {}, base), x.dtype, x.shape);
   }
 
   function convTranspose(node: TfNode, ins: Value[]): Sym {
