@@ -17,6 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { silentLogger } from '../src/domain/logger.ts';
+import { closeApp } from '../src/api/app.ts';
 import { createApi, createWorker } from '../src/main/services.ts';
 import { SessionCache } from '../src/models/sessions.ts';
 import { faceDetection } from '../src/pipelines/face-detection/pipeline.ts';
@@ -163,7 +164,7 @@ console.log(`4. API event-loop lag, worker saturated (${burst} queued tasks, inf
 console.log(`   baseline, same pipeline on the event loop:                       p50 ${fmt(inline.p50)}  p99 ${fmt(inline.p99)}  max ${fmt(inline.max)}  (p99 ratio ${(inline.p99 / threaded.p99).toFixed(1)}x)`);
 
 await worker.close();
-await app.close();
+await closeApp(app, 500);
 await client.close();
 files.close();
 await sessions.releaseAll();

@@ -79,3 +79,17 @@ function toHttpError(err: unknown): AppError {
   }
   return new AppError('INTERNAL', 'internal error');
 }
+
+/**
+ * Stops the server: no new connections, in-flight requests finish; connections still open after
+ * `graceMs` (a client's keep-alive socket, say) are cut so shutdown never hangs on them.
+ */
+export async function closeApp(app: FastifyInstance, graceMs = 5_000): Promise<void> {
+  const closing = app.close();
+  const timer = setTimeout(() => app.server.closeAllConnections(), graceMs);
+  try {
+    await closing;
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { ConfigError, loadConfig } from '../config/env.ts';
 import { startEmbeddedRedis, type EmbeddedRedis } from './embedded-redis.ts';
 import { createLogger } from './logger.ts';
+import { closeApp } from '../api/app.ts';
 import { createApi, createServices, createWorker, onShutdown } from './services.ts';
 
 let embedded: EmbeddedRedis | undefined;
@@ -20,7 +21,7 @@ try {
   const worker = createWorker(config, services, redisUrl, log);
   const app = await createApi(config, services);
   onShutdown(log, async () => {
-    await app.close();
+    await closeApp(app);
     await worker.close();
     await services.close();
     await embedded?.stop();

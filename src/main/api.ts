@@ -1,6 +1,7 @@
 // API process: HTTP only. Never loads a model. Needs REDIS_URL (shared with the workers).
 import { ConfigError, loadConfig } from '../config/env.ts';
 import { createLogger } from './logger.ts';
+import { closeApp } from '../api/app.ts';
 import { createApi, createServices, onShutdown } from './services.ts';
 
 try {
@@ -12,7 +13,7 @@ try {
   await app.listen({ port: config.port, host: config.host });
   services.startBackground();
   onShutdown(log, async () => {
-    await app.close();
+    await closeApp(app);
     await services.close();
   });
 } catch (e) {

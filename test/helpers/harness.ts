@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 import { parseConfig, type Config } from '../../src/config/env.ts';
 import { silentLogger } from '../../src/domain/logger.ts';
+import { closeApp } from '../../src/api/app.ts';
 import { freePort } from '../../src/main/embedded-redis.ts';
 import { createApi, createServices, createWorker, type Services } from '../../src/main/services.ts';
 import { deleteKeysWithPrefix } from '../../src/store/redis.ts';
@@ -117,7 +118,7 @@ export async function startHarness(opts: { worker?: boolean; env?: Record<string
       }
     },
     async close() {
-      await app.close();
+      await closeApp(app, 500);
       await worker?.close();
       await fixtures.close();
       // Delete this harness's keys (tasks, users, BullMQ queue) from the shared test Redis.
