@@ -380,13 +380,12 @@ export function convertTfjsGraph(graph: TfGraph, opts: ConvertOptions): ConvertR
         return [sym(b.op('Sum', ins.map((v, i) => tensorName(v, `${node.name}/${i}`)), {}, node.name), x.dtype, shape)];
       }
       case 'Relu':
-        return unary('Relu');
       case 'Relu6':
-        return [sym(b.op('Clip', [asSym(x).name, b.initializer('zero', 'float32', [], new Float32Array([0])), b.initializer('six', 'float32', [], new Float32Array([6]))], {}, node.name), x.dtype, x.shape)];
       case 'Sigmoid':
-        return unary('Sigmoid');
       case 'Tanh':
-        return unary('Tanh');
+      case 'Elu':
+      case 'LeakyRelu':
+        return [activation(node, node.op, asSym(x))];
       case 'Sqrt':
         return unary('Sqrt');
       case 'Exp':
@@ -395,12 +394,10 @@ export function convertTfjsGraph(graph: TfGraph, opts: ConvertOptions): ConvertR
         return allConst ? [evalBinary(x as Const, constOf('float32', [], new Float32Array([0])), (p) => -p, node.name)] : unary('Neg');
       case 'Rsqrt':
         return [sym(b.op('Reciprocal', [b.op('Sqrt', [asSym(x).name])], {}, node.name), x.dtype, x.shape)];
-      case 'LeakyRelu':
-        return unary('LeakyRelu', { alpha: { float: Number(a.alpha ?? 0.2) } });
       case 'Softmax':
         return unary('Softmax', { axis: -1 });
       case 'Prelu':
-        return [prelu(asSym(x), ins[1]!, node.name)];
+        return [activation(node, 'Prelu', asSym(x), ins[1])];
       case 'Cast': {
         const to = (a.DstT as DType) ?? 'float32';
         if (x.kind === 'const') return [castConst(x, to)];
@@ -615,6 +612,7 @@ export function convertTfjsGraph(graph: TfGraph, opts: ConvertOptions): ConvertR
     return activation(node, act, out, ins[3]);
   }
 
+  /** An activation, standalone or fused into a convolution. */
   function activation(node: TfNode, act: string | undefined, x: Sym, alpha?: Value): Sym {
     if (!act) return x;
     const out = (op: string, extra: string[] = [], attrs = {}) => sym(b.op(op, [x.name, ...extra], attrs, node.name), x.dtype, x.shape);
@@ -627,7 +625,8 @@ export function convertTfjsGraph(graph: TfGraph, opts: ConvertOptions): ConvertR
         if (!alpha) throw new UnsupportedOpError(node.op, node.name, 'Prelu without alpha');
         return prelu(x, alpha, node.name);
       case 'LeakyRelu':
-        return out('LeakyRelu', [], { alpha: { float: Number(node.attr.leakyrelu_alpha ?? 0.2) } });
+        // Fused convolutions carry the slope as leakyrelu_alpha, the op itself as alpha.
+        return out('LeakyRelu', [], { alpha: { float: Number(node.attr.leakyrelu_alpha ?? node.attr.alpha ?? 0.2) } });
       case 'Sigmoid':
         return out('Sigmoid');
       case 'Elu':
