@@ -7,7 +7,8 @@
 //           from them; run after adding a TF.js version or changing the importer (new version ids)
 import { parseConfig } from '../src/config/env.ts';
 import fs from 'node:fs';
-import { fetchAll, isFetched, pinTfjs, sha256File } from '../src/models/fetch-graphs.ts';
+import path from 'node:path';
+import { fetchAll, isFetched, pinGenerated, pinTfjs, sha256File } from '../src/models/fetch-graphs.ts';
 import { loadRegistry } from '../src/models/registry.ts';
 
 const [cmd = 'list'] = process.argv.slice(2);
@@ -46,9 +47,30 @@ switch (cmd) {
   }
   case 'pin': {
     for (const v of registry.versions.values()) {
-      const raw = JSON.parse(fs.readFileSync(v.file, 'utf8')) as { graphs: Record<string, { sha256: string; source: Record<string, unknown> }> };
+      const raw = JSON.parse(fs.readFileSync(v.file, 'utf8')) as {
+        graphs: Record<string, { sha256: string; source: Record<string, unknown> }>;
+        assets?: Record<string, { path: string; sha256: string }>;
+      };
       let changed = false;
+      for (const a of Object.values(raw.assets ?? {})) {
+        const sha = sha256File(path.resolve(a.path));
+        if (sha !== a.sha256) {
+          a.sha256 = sha;
+          changed = true;
+        }
+      }
       for (const [g, spec] of Object.entries(v.manifest.graphs)) {
+        if (spec.source.type === 'generated') {
+          const pinned = pinGenerated(spec.source.builder, spec.source.params);
+          const entry = raw.graphs[g]!;
+          if (entry.sha256 !== pinned.sha256 || entry.source.builder_version !== pinned.builder_version) {
+            entry.sha256 = pinned.sha256;
+            entry.source.builder_version = pinned.builder_version;
+            changed = true;
+          }
+          console.error(`${v.manifest.name}/${g}: ${pinned.sha256.slice(0, 12)} (generated)`);
+          continue;
+        }
         if (spec.source.type !== 'npm-tfjs') continue;
         const pinned = await pinTfjs(registry.modelsDir, spec.source);
         const entry = raw.graphs[g]!;

@@ -30,6 +30,8 @@ export const ErrorCatalog = {
   IMAGE_DECODE_FAILED: { status: 422, retryable: false, message: 'image could not be decoded' },
   NO_FACE_FOUND: { status: 422, retryable: false, message: 'no face found in the image' },
   NO_PERSON_FOUND: { status: 422, retryable: false, message: 'no person found in the image' },
+  FACE_TOO_SMALL: { status: 422, retryable: false, message: 'the face is too small' },
+  FACE_TILTED: { status: 422, retryable: false, message: 'the face is tilted too far' },
   MODEL_UNAVAILABLE: { status: 500, retryable: false, message: 'model graph is not available on this worker' },
   INFERENCE_FAILED: { status: 500, retryable: true, message: 'model run failed' },
   WORKER_LOST: { status: 500, retryable: false, message: 'the task lost its worker too many times' },

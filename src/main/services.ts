@@ -1,5 +1,6 @@
 // Wiring shared by the entry points: the stores, the queue and the registry over one Redis.
 import { loadRegistry, type Registry } from '../models/registry.ts';
+import { staleAssets } from '../models/fetch-graphs.ts';
 import { PIPELINE_INPUTS } from '../pipelines/inputs.ts';
 import type { Config } from '../config/env.ts';
 import type { Logger } from '../domain/logger.ts';
@@ -48,6 +49,8 @@ export function loadCheckedRegistry(modelsDir: string): Registry {
     if (!PIPELINE_INPUTS[v.manifest.pipeline]) {
       throw new Error(`${v.file}: unknown pipeline "${v.manifest.pipeline}" (known: ${Object.keys(PIPELINE_INPUTS).join(', ')})`);
     }
+    const stale = staleAssets(v.manifest.assets);
+    if (stale.length) throw new Error(`${v.file}: assets changed since the version was pinned: ${stale.join(', ')} (run npm run models -- pin)`);
   }
   return registry;
 }

@@ -15,6 +15,7 @@ import type { GraphSpec } from './manifest.ts';
 import type { Registry } from './registry.ts';
 import { readTfjsGraph } from './tfjs/reader.ts';
 import { convertTfjsGraph } from './tfjs/convert.ts';
+import { GRAPH_BUILDERS, buildGeneratedGraph } from './generated/index.ts';
 
 const run = promisify(execFile);
 
@@ -26,7 +27,7 @@ export function sha256File(file: string): string {
   return sha256Bytes(fs.readFileSync(file));
 }
 
-export type FetchOutcome = 'cached' | 'extracted' | 'downloaded' | 'imported';
+export type FetchOutcome = 'cached' | 'extracted' | 'downloaded' | 'imported' | 'built';
 
 export interface FetchReport {
   version: string;
@@ -37,7 +38,7 @@ export interface FetchReport {
 
 export class GraphDriftError extends Error {}
 
-type Source = GraphSpec['source'];
+type Source = Exclude<GraphSpec['source'], { type: 'generated' }>;
 type TfjsSource = Extract<Source, { type: 'npm-tfjs' }>;
 
 function safeName(src: Source): string {
@@ -138,6 +139,15 @@ export async function fetchGraph(registry: Registry, spec: GraphSpec): Promise<F
   const dest = registry.graphPath(spec.sha256);
   if (fs.existsSync(dest) && sha256File(dest) === spec.sha256) return 'cached';
   const src = spec.source;
+  if (src.type === 'generated') {
+    const bytes = buildGeneratedGraph(src.builder, src.builder_version, src.params);
+    const digest = sha256Bytes(bytes);
+    if (digest !== spec.sha256) {
+      throw new GraphDriftError(`generated graph ${src.builder}@${src.builder_version}: sha256 ${digest}, the manifest pins ${spec.sha256}; run \`npm run models -- pin\``);
+    }
+    store(dest, bytes);
+    return 'built';
+  }
   if (src.type === 'npm-tfjs') {
     const { bytes } = await importTfjs(registry.modelsDir, src);
     const digest = sha256Bytes(bytes);
@@ -182,4 +192,18 @@ export async function fetchAll(registry: Registry): Promise<FetchReport[]> {
 
 export function isFetched(registry: Registry, spec: GraphSpec): boolean {
   return fs.existsSync(registry.graphPath(spec.sha256));
+}
+
+/** Authoring aid: the sha256 of a generated graph as its builder writes it today (and its version). */
+export function pinGenerated(builder: string, params: Record<string, number | string | boolean>): { sha256: string; builder_version: number } {
+  const b = GRAPH_BUILDERS[builder];
+  if (!b) throw new Error(`unknown graph builder "${builder}"`);
+  return { sha256: sha256Bytes(b.build(params)), builder_version: b.version };
+}
+
+/** Asset files whose sha256 no longer matches the manifest (the version must be re-pinned). */
+export function staleAssets(assets: Record<string, { path: string; sha256: string }> | undefined, root = process.cwd()): string[] {
+  return Object.entries(assets ?? {})
+    .filter(([, a]) => !fs.existsSync(path.join(root, a.path)) || sha256File(path.join(root, a.path)) !== a.sha256)
+    .map(([name, a]) => `${name} (${a.path})`);
 }

@@ -32,11 +32,20 @@ export const TfjsSourceSchema = z.strictObject({
   importer: z.literal(TFJS_IMPORTER),
 });
 
+/** A graph the project builds itself (src/models/generated/), from a named builder and its parameters. */
+export const GeneratedSourceSchema = z.strictObject({
+  type: z.literal('generated'),
+  builder: z.string().min(1),
+  /** Bump in the builder with any change to what it writes. */
+  builder_version: z.number().int().positive(),
+  params: z.record(z.string(), z.union([z.number(), z.string(), z.boolean()])),
+});
+
 export const GraphSchema = z.strictObject({
   /** sha256 of the .onnx file; the graph is stored content-addressed as cache/graphs/<sha256>.onnx. */
   sha256: Sha256,
   format: z.literal('onnx'),
-  source: z.discriminatedUnion('type', [NpmSourceSchema, TfjsSourceSchema]),
+  source: z.discriminatedUnion('type', [NpmSourceSchema, TfjsSourceSchema, GeneratedSourceSchema]),
 });
 
 export const ManifestSchema = z.strictObject({
@@ -55,6 +64,11 @@ export const ManifestSchema = z.strictObject({
     notes: z.string().optional(),
   }),
   provenance: z.string().min(1),
+  /**
+   * Source files a version's behaviour depends on beyond its graphs (e.g. hairstyle templates),
+   * pinned by sha256 so the version id changes when they do; checked at start-up.
+   */
+  assets: z.record(z.string(), z.strictObject({ path: z.string().min(1), sha256: Sha256 })).optional(),
 });
 
 export type Manifest = z.infer<typeof ManifestSchema>;

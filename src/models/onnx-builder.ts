@@ -75,12 +75,13 @@ export class OnnxGraphBuilder {
     return this.initializer(base, 'int64', [values.length], BigInt64Array.from(values.map(BigInt)));
   }
 
-  input(name: string, dtype: OnnxDType, dims: number[]): void {
+  /** A graph input; a string dim is symbolic (dynamic), equal names meaning equal sizes. */
+  input(name: string, dtype: OnnxDType, dims: Array<number | string>): void {
     this.used.add(name);
     this.inputs.push(valueInfo(name, dtype, dims));
   }
 
-  output(name: string, dtype: OnnxDType, dims: number[]): void {
+  output(name: string, dtype: OnnxDType, dims: Array<number | string>): void {
     this.outputs.push(valueInfo(name, dtype, dims));
   }
 
@@ -107,10 +108,15 @@ export class OnnxGraphBuilder {
   }
 }
 
-function valueInfo(name: string, dtype: OnnxDType, dims: number[]): onnxProto.onnx.IValueInfoProto {
+function valueInfo(name: string, dtype: OnnxDType, dims: Array<number | string>): onnxProto.onnx.IValueInfoProto {
   return {
     name,
-    type: { tensorType: { elemType: ELEM[dtype], shape: { dim: dims.map((d) => (d >= 0 ? { dimValue: d } : { dimParam: 'n' })) } } },
+    type: {
+      tensorType: {
+        elemType: ELEM[dtype],
+        shape: { dim: dims.map((d, i) => (typeof d === 'string' ? { dimParam: d } : d >= 0 ? { dimValue: d } : { dimParam: `d${i}` })) },
+      },
+    },
   };
 }
 

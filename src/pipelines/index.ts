@@ -4,6 +4,7 @@ import { faceLandmarks } from './face-landmarks/pipeline.ts';
 import { faceParsing } from './face-parsing/pipeline.ts';
 import { personSegmentation } from './person-segmentation/pipeline.ts';
 import { pose } from './pose/pipeline.ts';
+import { hairstyle } from './hairstyle/pipeline.ts';
 import { PIPELINE_INPUTS } from './inputs.ts';
 import type { PipelineRunner } from './types.ts';
 
@@ -13,6 +14,7 @@ export const PIPELINES: Readonly<Record<string, PipelineRunner>> = {
   'face-parsing': faceParsing,
   'person-segmentation': personSegmentation,
   pose,
+  hairstyle,
 };
 
 /** Fails loudly when a pipeline lacks its input spec or runner. */

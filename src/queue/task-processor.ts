@@ -37,6 +37,21 @@ export type Outcome = 'succeeded' | 'failed' | 'canceled' | 'skipped' | 'handed-
 export const taskBlobPrefix = (taskId: string) => `tasks/${taskId}`;
 
 /**
+ * One input file: an http(s) URL is downloaded; "blob:<key>" (what the job APIs store) is read
+ * from the blob store, and only from this task's own folder.
+ */
+async function readInput(deps: ProcessorDeps, taskId: string, field: string, ref: string, signal?: AbortSignal): Promise<Uint8Array> {
+  if (!ref.startsWith('blob:')) return (await fetchImageInput(deps.http, field, ref, deps.limits, signal)).bytes;
+  const key = ref.slice('blob:'.length);
+  if (!key.startsWith(`${taskBlobPrefix(taskId)}/`)) throw new AppError('INPUT_INVALID', `input.${field}: not a file of this task`);
+  const blob = await deps.blobs.open(key);
+  if (!blob) throw new AppError('INPUT_UNREACHABLE', `input.${field}: the stored file is gone (retention ended?)`);
+  const chunks: Buffer[] = [];
+  for await (const c of blob.stream()) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/**
  * `signal` aborts the run when the worker hands the task back (drain timeout): downloads stop, no
  * further step runs and the record is left processing for the worker that takes it next.
  */
@@ -78,13 +93,23 @@ export async function processTask(
 
     const files: Record<string, Uint8Array> = {};
     await timed('download', async () => {
-      await Promise.all(
-        spec.fileFields.map(async (field) => {
-          const url = record.input[field];
-          if (typeof url !== 'string') throw new AppError('INPUT_INVALID', `input.${field}: missing`);
-          files[field] = (await fetchImageInput(deps.http, field, url, deps.limits, signal)).bytes;
-        }),
-      );
+      const jobs: Array<Promise<void>> = [];
+      for (const field of spec.fileFields) {
+        const value = record.input[field];
+        // A field holds one reference or a list; list items are passed on as "field.0", "field.1" ...
+        const refs = Array.isArray(value) ? value : [value];
+        if (refs.length === 0 || refs.some((r) => typeof r !== 'string')) throw new AppError('INPUT_INVALID', `input.${field}: missing`);
+        refs.forEach((ref, i) => {
+          const key = Array.isArray(value) ? `${field}.${i}` : field;
+          const name = Array.isArray(value) ? `${field}[${i}]` : field;
+          jobs.push(
+            readInput(deps, taskId, name, ref as string, signal).then((bytes) => {
+              files[key] = bytes;
+            }),
+          );
+        });
+      }
+      await Promise.all(jobs);
     });
     if (handedBack()) return 'handed-back';
     if (await canceled()) return 'canceled';

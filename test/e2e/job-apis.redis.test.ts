@@ -53,43 +53,63 @@ const tryonParts = (extra: Part[] = []): Part[] => [
   ...extra,
 ];
 
-async function queued(): Promise<number> {
-  const c = await h.services.queue.counts();
-  return (c.wait ?? 0) + (c.active ?? 0) + (c.delayed ?? 0) + (c.completed ?? 0) + (c.failed ?? 0);
+/** Tasks (and so jobs) ever queued for a user: their task index. Other tests' jobs do not count. */
+async function queuedFor(userId: number): Promise<number> {
+  return h.services.redis.zcard(`${h.env.REDIS_PREFIX}:user:${userId}:tasks`);
 }
 
 describe('create-job and get-job', () => {
-  it('hairstyle: accepted (100000), charged 6 per picture, then failed honestly (300104) with a refund until the pipeline exists', async () => {
+  async function finished(path: string, jobId: string, token: string) {
+    for (let i = 0; i < 600; i++) {
+      const job = await getJob(path, jobId, token);
+      if (job.json.code !== 300102) return job;
+      expect(job.json.message).toEqual({ en: 'Image generation in progress' });
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    throw new Error('job did not finish');
+  }
+
+  it('hairstyle: accepted (100000), 6 credits per picture, then 300103 with num_outputs pictures', async () => {
     const u = await h.user(100);
     const r = await post(`${HS}/create-job`, hairstyleParts([['num_outputs', '3'], ['hairstyle', 'Mohawk']]), u.token);
     expect(r.status).toBe(200);
     expect(r.json).toEqual({ code: 100000, result: { job_id: expect.stringMatching(/^[0-9a-f]{32}$/) }, message: { en: 'Request success' } });
-    const ledger = await h.services.accounts.ledger(u.userId);
-    expect(ledger.find((e) => e.reason === 'job:hairstyle')).toMatchObject({ delta: -18 });
+    expect((await h.services.accounts.ledger(u.userId)).find((e) => e.reason === 'job:hairstyle')).toMatchObject({ delta: -18 });
 
-    let job;
-    for (let i = 0; i < 200; i++) {
-      job = await getJob(HS, r.json.result.job_id, u.token);
-      if (job.json.code !== 300102) break;
-      expect(job.json.message).toEqual({ en: 'Image generation in progress' });
-      await new Promise((res) => setTimeout(res, 25));
+    const job = await finished(HS, r.json.result.job_id, u.token);
+    expect(job.status).toBe(200);
+    expect(job.json).toMatchObject({ code: 300103, message: { en: 'Image generated successfully' }, result: { job_id: r.json.result.job_id, message: '' } });
+    expect(job.json.result.output_image_url).toHaveLength(3);
+    expect(await h.services.accounts.balance(u.userId)).toBe(82); // charged, not refunded
+    // The pictures and the stored input are served at their URLs, without a token.
+    for (const url of job.json.result.output_image_url as string[]) {
+      const res = await fetch(url);
+      expect(res.status).toBe(200);
+      expect(await sharp(Buffer.from(await res.arrayBuffer())).metadata()).toMatchObject({ format: 'jpeg', width: 256, height: 256 });
     }
-    expect(job!.status).toBe(200);
-    expect(job!.json).toMatchObject({
-      code: 300104,
-      message: { en: 'Image generation failed' },
-      result: { job_id: r.json.result.job_id, output_image_url: [], message: 'no hairstyle model version is installed on this service yet' },
-    });
-    expect(await h.services.accounts.balance(u.userId)).toBe(100);
-    expect((await h.services.accounts.ledger(u.userId))[0]).toMatchObject({ delta: 18, reason: 'refund:failed' });
-
-    // The stored input is served at its URL, without a token, byte for byte.
-    const [url] = job!.json.result.input_image_url;
+    const [url] = job.json.result.input_image_url;
     const file = await fetch(url);
-    expect(file.status).toBe(200);
     expect(Buffer.from(await file.arrayBuffer()).equals(small)).toBe(true);
     expect((await fetch(url.replace(/\/[0-9a-f]{32}\/inputs/, `/${'0'.repeat(32)}/inputs`))).status).toBe(404);
-  });
+  }, 60_000);
+
+  it('hairstyle: a photo without a face fails the job (300104) naming the photo, refunded', async () => {
+    const u = await h.user(100);
+    const noFace = await sharp(small).extract({ left: 0, top: 170, width: 256, height: 86 }).jpeg().toBuffer();
+    const r = await post(`${HS}/create-job`, [['image_files', img(small)], ['image_files', img(noFace, 'back.jpg')], ['hair_color', 'red'], ['num_outputs', '1']], u.token);
+    const job = await finished(HS, r.json.result.job_id, u.token);
+    expect(job.json).toMatchObject({ code: 300104, message: { en: 'Image generation failed' }, result: { output_image_url: [], message: 'no face found in image 2' } });
+    expect(await h.services.accounts.balance(u.userId)).toBe(100);
+    expect((await h.services.accounts.ledger(u.userId))[0]).toMatchObject({ delta: 6, reason: 'refund:failed' });
+  }, 60_000);
+
+  it('try-on: fails honestly (300104) with a refund until a try-on version is installed', async () => {
+    const u = await h.user(100);
+    const r = await post(`${TO}/create-job`, tryonParts(), u.token);
+    const job = await finished(TO, r.json.result.job_id, u.token);
+    expect(job.json).toMatchObject({ code: 300104, result: { message: 'no tryon model version is installed on this service yet' } });
+    expect(await h.services.accounts.balance(u.userId)).toBe(100);
+  }, 60_000);
 
   it('hairstyle: stores the canonical template name for any accepted spelling, default Braided Crown', async () => {
     const u = await h.user(1000);
@@ -182,7 +202,6 @@ describe('validation: 400301, nothing charged, nothing queued', () => {
     ['forced_cutting not boolean', TO, () => tryonParts([['forced_cutting', 'maybe']]), /forced_cutting: must be true or false/],
   ])('%s', async (_name, api, build, message) => {
     const u = await h.user(100);
-    const before = await queued();
     const b = build();
     const r = Array.isArray(b) ? await post(`${api}/create-job`, b, u.token) : await post(`${api}/create-job`, [], u.token, b);
     expect(r.status).toBe(200);
@@ -191,7 +210,7 @@ describe('validation: 400301, nothing charged, nothing queued', () => {
     expect(r.json.message.en).toMatch(message);
     expect(await h.services.accounts.balance(u.userId)).toBe(100);
     expect(await h.services.accounts.ledger(u.userId)).toHaveLength(1); // only the test's grant
-    expect(await queued()).toBe(before);
+    expect(await queuedFor(u.userId)).toBe(0);
   });
 
   it('an image above the pixel cap', async () => {
@@ -206,13 +225,12 @@ describe('validation: 400301, nothing charged, nothing queued', () => {
 describe('credits', () => {
   it('an insufficient balance -> 400101 with nothing queued or stored', async () => {
     const u = await h.user(11);
-    const before = await queued();
     const tasksDir = `${h.config.blobDir}/tasks`;
     const stored = () => (fs.existsSync(tasksDir) ? fs.readdirSync(tasksDir).sort() : []);
     const storedBefore = stored();
     const r = await post(`${HS}/create-job`, hairstyleParts(), u.token); // 2 pictures = 12
     expect(r.json).toEqual({ code: 400101, result: {}, message: { en: 'Insufficient credits: this costs 12 credits; the balance is 11' } });
-    expect(await queued()).toBe(before);
+    expect(await queuedFor(u.userId)).toBe(0);
     expect(await h.services.accounts.balance(u.userId)).toBe(11);
     expect(stored()).toEqual(storedBefore); // the uploaded photo was not kept
   });
@@ -251,7 +269,7 @@ describe('job retention', () => {
   });
   afterAll(() => r?.close());
 
-  it('after the retention period the stored inputs are gone: URLs answer 410, get-job lists none', async () => {
+  it('after the retention period the pictures and inputs are gone: URLs answer 410, get-job says so', async () => {
     const u = await r.user(100);
     const form = new FormData();
     form.append('image_files', new Blob([new Uint8Array(small)]), 'p.jpg');
@@ -260,13 +278,15 @@ describe('job retention', () => {
     const first = (await (await fetch(`${r.baseUrl}${HS}/get-job/${created.result.job_id}`, { headers: { authorization: u.token } })).json()) as any;
     const [url] = first.result.input_image_url;
     let later: any;
-    for (let i = 0; i < 100; i++) {
+    for (let i = 0; i < 400; i++) {
       later = await (await fetch(`${r.baseUrl}${HS}/get-job/${created.result.job_id}`, { headers: { authorization: u.token } })).json();
       if (later.code !== 300102 && later.result.input_image_url.length === 0) break;
       await new Promise((res) => setTimeout(res, 50));
     }
-    expect(later.code).toBe(300104);
-    expect(later.result.input_image_url).toEqual([]);
+    // Generated, then deleted after the retention period: the message says so, no URLs are given.
+    expect(later.code).toBe(300103);
+    expect(later.result).toMatchObject({ output_image_url: [], input_image_url: [], message: expect.stringMatching(/deleted .* after the job ended/) });
+    expect(later.message.en).toMatch(/^Image generated successfully; the generated images were deleted/);
     expect((await fetch(url)).status).toBe(410);
   });
 });

@@ -211,7 +211,8 @@ function jobResult(
         const why = `the generated images were deleted ${hours} hours after the job ended`;
         return { code: spec.doneCode, en: `${spec.doneText}; ${why}`, result: { ...base, message: why } };
       }
-      const images = (task.outputKeys ?? []).map((k) => k.split('/').pop()!).filter((n) => /\.(jpe?g|png|webp)$/i.test(n));
+      // The pictures a pipeline makes for a job are its result-N files (masks and JSON stay internal).
+      const images = (task.outputKeys ?? []).map((k) => k.split('/').pop()!).filter((n) => /^result-\d+\.(jpe?g|png|webp)$/i.test(n));
       return { code: spec.doneCode, en: spec.doneText, result: { ...base, output_image_url: images.map((n) => fileUrl(job, 'outputs', n)) } };
     }
     case 'failed':

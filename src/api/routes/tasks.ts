@@ -66,8 +66,13 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps): void {
     const parsed = spec.schema.safeParse(input);
     if (!parsed.success) throw new AppError('INPUT_INVALID', `invalid input: ${describeIssues(parsed.error.issues, 'input')}`);
     // Outbound policy (SSRF): refuse private targets now rather than fail the task later.
+    const fileRefs = spec.fileFields.flatMap((f) => {
+      const v = parsed.data[f];
+      return Array.isArray(v) ? v.map((u, i) => [String(u), `input.${f}[${i}]`] as const) : [[String(v), `input.${f}`] as const];
+    });
     await Promise.all([
-      ...spec.fileFields.map((f) => deps.http.check(String(parsed.data[f]), `input.${f}`)),
+      // Only http(s) here: stored-file references ("blob:") are for the job APIs' own tasks.
+      ...fileRefs.map(([u, what]) => deps.http.check(u, what)),
       ...(webhook_url ? [deps.http.check(webhook_url, 'webhook_url')] : []),
     ]);
 

@@ -1,0 +1,77 @@
+// Hair colours as targets in CIE L*a*b* (D65): recolouring keeps the rendered hair's own light and
+// strand texture as lightness offsets around the target's L*, with the target's a*b* chroma.
+import type { HairColor } from '../../domain/job.ts';
+
+/** Target colour of each spec colour, as sRGB, and the lightness swing the texture may use. */
+export const HAIR_COLOR_TARGETS: Readonly<Record<HairColor, { srgb: [number, number, number]; swing: number }>> = {
+  black: { srgb: [28, 24, 23], swing: 9 },
+  brown: { srgb: [96, 60, 38], swing: 14 },
+  blonde: { srgb: [214, 180, 112], swing: 14 },
+  red: { srgb: [168, 52, 28], swing: 13 },
+  white: { srgb: [236, 233, 226], swing: 8 },
+  grey: { srgb: [150, 150, 152], swing: 13 },
+  pink: { srgb: [232, 128, 170], swing: 12 },
+  blue: { srgb: [40, 92, 196], swing: 13 },
+  green: { srgb: [38, 140, 84], swing: 13 },
+  purple: { srgb: [112, 58, 168], swing: 13 },
+};
+
+const toLinear = (c: number) => {
+  const v = c / 255;
+  return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+};
+const toGamma = (v: number) => {
+  const c = v <= 0.0031308 ? 12.92 * v : 1.055 * v ** (1 / 2.4) - 0.055;
+  return Math.round(Math.min(1, Math.max(0, c)) * 255);
+};
+const f = (t: number) => (t > 216 / 24389 ? Math.cbrt(t) : (841 / 108) * t + 4 / 29);
+const fInv = (t: number) => (t > 6 / 29 ? t * t * t : (108 / 841) * (t - 4 / 29));
+const Xn = 0.95047;
+const Zn = 1.08883;
+
+export function srgbToLab(r: number, g: number, b: number): [number, number, number] {
+  const R = toLinear(r), G = toLinear(g), B = toLinear(b);
+  const X = (0.4124 * R + 0.3576 * G + 0.1805 * B) / Xn;
+  const Y = 0.2126 * R + 0.7152 * G + 0.0722 * B;
+  const Z = (0.0193 * R + 0.1192 * G + 0.9505 * B) / Zn;
+  const fx = f(X), fy = f(Y), fz = f(Z);
+  return [116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)];
+}
+
+export function labToSrgb(L: number, a: number, b: number): [number, number, number] {
+  const fy = (L + 16) / 116;
+  const X = Xn * fInv(fy + a / 500);
+  const Y = fInv(fy);
+  const Z = Zn * fInv(fy - b / 200);
+  const R = 3.2406 * X - 1.5372 * Y - 0.4986 * Z;
+  const G = -0.9689 * X + 1.8758 * Y + 0.0415 * Z;
+  const B = 0.0557 * X - 0.204 * Y + 1.057 * Z;
+  return [toGamma(R), toGamma(G), toGamma(B)];
+}
+
+/** Lightness and hue angle (degrees, 0..360) and chroma of an sRGB colour. */
+export function lch(r: number, g: number, b: number): { L: number; C: number; h: number } {
+  const [L, A, B] = srgbToLab(r, g, b);
+  const h = ((Math.atan2(B, A) * 180) / Math.PI + 360) % 360;
+  return { L, C: Math.hypot(A, B), h };
+}
+
+/**
+ * A lookup from shade (-1..1, 256 steps) to sRGB for one colour: the texture's lightness offsets
+ * around the target, chroma eased off in the deepest shadows and brightest highlights.
+ */
+export function shadeRamp(color: HairColor): Uint8Array {
+  const t = HAIR_COLOR_TARGETS[color];
+  const [L0, a0, b0] = srgbToLab(...t.srgb);
+  const ramp = new Uint8Array(256 * 3);
+  for (let i = 0; i < 256; i++) {
+    const s = i / 127.5 - 1;
+    const L = Math.min(98, Math.max(2, L0 + s * t.swing));
+    const k = 1 - 0.25 * Math.abs(s) ** 2;
+    const [r, g, b] = labToSrgb(L, a0 * k, b0 * k);
+    ramp[3 * i] = r;
+    ramp[3 * i + 1] = g;
+    ramp[3 * i + 2] = b;
+  }
+  return ramp;
+}

@@ -1,0 +1,212 @@
+// The hairstyle pipeline on the astronaut, with the real graphs on the CPU provider: a grid of all
+// 12 templates x 10 colours rendered once, assertions on each picture; the photo checks; the runner.
+import fs from 'node:fs';
+import path from 'node:path';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HAIRSTYLES, HAIR_COLORS, type HairColor, type Hairstyle } from '../../src/domain/job.ts';
+import { decodeImage, type RgbImage } from '../../src/imaging/image.ts';
+import { loadRegistry } from '../../src/models/registry.ts';
+import { SessionCache } from '../../src/models/sessions.ts';
+import { CLASS, parseFace } from '../../src/pipelines/face-parsing/pipeline.ts';
+import { analyze, hairstyle } from '../../src/pipelines/hairstyle/pipeline.ts';
+import { lch } from '../../src/pipelines/hairstyle/color.ts';
+import { ovalMask } from '../../src/pipelines/hairstyle/frame.ts';
+import { composite, inpaint, removalMask, renderHair, type HairLayer, type HeadAnalysis } from '../../src/pipelines/hairstyle/render.ts';
+import { TEMPLATES, variantFor } from '../../src/pipelines/hairstyle/templates.ts';
+import { stageTimer, type PipelineContext } from '../../src/pipelines/types.ts';
+import { detectFaces } from '../../src/pipelines/face-detection/pipeline.ts';
+
+const registry = loadRegistry(path.resolve('models'));
+const version = registry.byName('hairstyle-bisenet')!;
+const sessions = new SessionCache(registry, { provider: 'cpu', intraOpThreads: 2, allowSpinning: false, warn: () => {} });
+const ctx: PipelineContext = { params: version.manifest.params, session: (g) => sessions.get(version.id, g), maxPixels: 4e7 };
+const astronautBytes = fs.readFileSync('test/fixtures/astronaut.png');
+afterAll(() => sessions.releaseAll());
+
+/** Perceptual bands (CIE LCh of the median new-hair pixel) a colour must fall in. */
+const BANDS: Record<HairColor, { L: [number, number]; h?: [number, number]; C?: [number, number] }> = {
+  black: { L: [0, 25] },
+  brown: { L: [18, 50], h: [35, 80], C: [12, 80] },
+  blonde: { L: [60, 88], h: [62, 98], C: [20, 80] },
+  red: { L: [28, 56], h: [20, 55], C: [40, 100] },
+  white: { L: [80, 100], C: [0, 12] },
+  grey: { L: [45, 78], C: [0, 10] },
+  pink: { L: [52, 82], h: [330, 370], C: [30, 100] },
+  blue: { L: [28, 56], h: [255, 305], C: [35, 100] },
+  green: { L: [38, 66], h: [128, 175], C: [30, 100] },
+  purple: { L: [24, 52], h: [290, 335], C: [35, 100] },
+};
+
+let image: RgbImage;
+let analysis: HeadAnalysis;
+let oval: Uint8Array;
+const layers = new Map<Hairstyle, HairLayer>();
+const results = new Map<string, RgbImage>();
+
+beforeAll(async () => {
+  image = await decodeImage(astronautBytes, { maxPixels: 4e7 });
+  ({ analysis } = await analyze(ctx, [image], stageTimer()));
+  const inpainter = await ctx.session('inpaint');
+  for (const style of HAIRSTYLES) {
+    const layer = renderHair(analysis, style, variantFor(1, 0));
+    layers.set(style, layer);
+    const filled = await inpaint(inpainter, image, removalMask(analysis, layer));
+    for (const color of HAIR_COLORS) results.set(`${style}|${color}`, composite(filled, layer, color));
+  }
+  // The face oval from the analysis' own protection mask's source landmarks is not kept; rebuild
+  // the "face below the brows" region from the protection mask itself.
+  oval = analysis.protect;
+}, 180_000);
+
+describe('hairstyle grid: 12 templates x 10 colours on the astronaut', () => {
+  const cases = HAIRSTYLES.flatMap((s) => HAIR_COLORS.map((c) => [s, c] as const));
+
+  it.each(cases)('%s / %s: same size, face untouched, colour in its band', (style, color) => {
+    const out = results.get(`${style}|${color}`)!;
+    expect([out.width, out.height]).toEqual([image.width, image.height]);
+    // The face below the brows inside the landmark oval is unchanged.
+    let diff = 0, n = 0;
+    for (let i = 0; i < oval.length; i++) {
+      if (!oval[i]) continue;
+      for (let c = 0; c < 3; c++) diff += Math.abs(out.data[3 * i + c]! - image.data[3 * i + c]!);
+      n += 3;
+    }
+    expect(n).toBeGreaterThan(5000);
+    expect(diff / n).toBeLessThan(2);
+    // The new hair's median colour falls in the band of the requested colour.
+    const layer = layers.get(style)!;
+    const Ls: number[] = [], Cs: number[] = [], hs: number[] = [];
+    const solid = 0.85 * TEMPLATES[style].opacity;
+    for (let i = 0; i < layer.alpha.length; i++) {
+      if (layer.alpha[i]! < solid) continue;
+      const v = lch(out.data[3 * i]!, out.data[3 * i + 1]!, out.data[3 * i + 2]!);
+      Ls.push(v.L);
+      Cs.push(v.C);
+      hs.push(BANDS[color].h && BANDS[color].h![1] > 360 && v.h < 90 ? v.h + 360 : v.h);
+    }
+    expect(Ls.length).toBeGreaterThan(300);
+    const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const band = BANDS[color];
+    const L = med(Ls);
+    expect(L).toBeGreaterThanOrEqual(band.L[0]);
+    expect(L).toBeLessThanOrEqual(band.L[1]);
+    if (band.C) {
+      expect(med(Cs)).toBeGreaterThanOrEqual(band.C[0]);
+      expect(med(Cs)).toBeLessThanOrEqual(band.C[1]);
+    }
+    if (band.h) {
+      expect(med(hs)).toBeGreaterThanOrEqual(band.h[0]);
+      expect(med(hs)).toBeLessThanOrEqual(band.h[1]);
+    }
+  });
+
+  it('templates differ: pairwise IoU of their hair masks under 0.85', () => {
+    const masks = HAIRSTYLES.map((s) => Uint8Array.from(layers.get(s)!.alpha, (a) => (a > 0.5 ? 1 : 0)));
+    const worst: Array<[string, number]> = [];
+    for (let i = 0; i < masks.length; i++) {
+      for (let j = i + 1; j < masks.length; j++) {
+        let inter = 0, uni = 0;
+        for (let k = 0; k < masks[i]!.length; k++) {
+          inter += masks[i]![k]! & masks[j]![k]!;
+          uni += masks[i]![k]! | masks[j]![k]!;
+        }
+        const iou = inter / uni;
+        worst.push([`${HAIRSTYLES[i]} / ${HAIRSTYLES[j]}`, iou]);
+        expect(iou, `${HAIRSTYLES[i]} vs ${HAIRSTYLES[j]}`).toBeLessThan(0.85);
+      }
+    }
+    expect(worst).toHaveLength(66);
+  });
+
+  it('short styles leave no original hair beyond their outline (face parsing re-run on the output)', async () => {
+    const parser = await ctx.session('parser');
+    const detector = await ctx.session('detector');
+    const faceArea = oval.reduce((a, b) => a + b, 0);
+    for (const style of HAIRSTYLES.filter((s) => TEMPLATES[s].short)) {
+      const out = results.get(`${style}|black`)!;
+      const face = (await detectFaces(detector, out, { input_size: 256, min_score: 0.5, iou_threshold: 0.3, max_faces: 4 }, 0.5, stageTimer()))[0]!;
+      const parse = await parseFace(parser, out, face, { parserSize: 512, cropScale: 2.6, featherPx: 1 }, stageTimer());
+      // "Outside the outline": more than 3 px beyond the template's edge (the parser works at a
+      // lower resolution than the photo, so its hair boundary is a pixel or two soft).
+      const layer = layers.get(style)!;
+      const near = grow(Uint8Array.from(layer.alpha, (a) => (a > 0.05 ? 1 : 0)), out.width, out.height, 3);
+      let stray = 0;
+      for (let i = 0; i < parse.labels.length; i++) if (parse.labels[i] === CLASS.hair && !near[i]) stray++;
+      expect(stray / faceArea, `${style}: stray hair pixels / face area`).toBeLessThan(0.02);
+    }
+  }, 120_000);
+});
+
+describe('hairstyle runner', () => {
+  async function run(files: Record<string, Uint8Array>, input: Record<string, unknown>) {
+    const keys = Object.keys(files);
+    return hairstyle.run(ctx, { image_files: keys.map((_, i) => `http://x/${i}.png`), hair_color: 'brown', hairstyle: 'Long Wave', ...input }, files);
+  }
+
+  it('makes num_outputs distinct pictures, deterministic for the same job', async () => {
+    const a = await run({ 'image_files.0': astronautBytes }, { num_outputs: 3 });
+    const names = a.files.map((f) => f.name);
+    expect(names).toEqual(['result-1.jpg', 'hair-mask-1.png', 'result-2.jpg', 'hair-mask-2.png', 'result-3.jpg', 'hair-mask-3.png', 'hairstyle.json']);
+    const pics = a.files.filter((f) => f.name.startsWith('result-')).map((f) => Buffer.from(f.data));
+    expect(new Set(pics.map((p) => p.toString('base64'))).size).toBe(3);
+    for (const p of pics) expect(await sharp(p).metadata()).toMatchObject({ format: 'jpeg', width: 512, height: 512 });
+    const b = await run({ 'image_files.0': astronautBytes }, { num_outputs: 3 });
+    expect(b.files.filter((f) => f.name.startsWith('result-')).map((f) => Buffer.from(f.data).toString('base64'))).toEqual(pics.map((p) => p.toString('base64')));
+    for (const stage of ['decode', 'preprocess', 'inference', 'landmarks', 'render', 'removal', 'composite', 'encode']) {
+      expect(a.stages.map(([s]) => s)).toContain(stage);
+    }
+  });
+
+  it('PNG on request; JPEG quality configurable', async () => {
+    const png = await run({ 'image_files.0': astronautBytes }, { num_outputs: 1, output_format: 'png' });
+    expect(png.files[0]!.name).toBe('result-1.png');
+    const lo = await run({ 'image_files.0': astronautBytes }, { num_outputs: 1, jpeg_quality: 60 });
+    const hi = await run({ 'image_files.0': astronautBytes }, { num_outputs: 1, jpeg_quality: 98 });
+    expect(lo.files[0]!.data.length).toBeLessThan(hi.files[0]!.data.length);
+  });
+
+  it('with several photos, uses the best face and says which and why', async () => {
+    const small = await sharp(astronautBytes).resize(256).png().toBuffer();
+    const r = await run({ 'image_files.0': small, 'image_files.1': astronautBytes }, { num_outputs: 1 });
+    expect(r.notes.join('\n')).toMatch(/chosen: image 2 \(largest x most frontal x sharpest face\)/);
+    expect(JSON.parse(Buffer.from(r.files.at(-1)!.data).toString()).chosen_image).toBe(2);
+  });
+
+  it.each([
+    ['a photo without a face, naming it', async () => ({ 'image_files.0': astronautBytes, 'image_files.1': await sharp(astronautBytes).extract({ left: 0, top: 300, width: 512, height: 212 }).png().toBuffer() }), /^no face found in image 2$/],
+    ['a face under 10% of the short side', async () => ({ 'image_files.0': await sharp({ create: { width: 2400, height: 2400, channels: 3, background: '#ddd' } }).composite([{ input: await sharp(astronautBytes).resize(300).toBuffer(), left: 1000, top: 1000 }]).png().toBuffer() }), /^the face in the image is \d% of the picture's short side; at least 10% is needed$/],
+    ['a face tilted beyond 35 degrees', async () => ({ 'image_files.0': await sharp(astronautBytes).rotate(50, { background: '#888' }).png().toBuffer() }), /^(the face in the image is tilted \d+ degrees; at most 35 are accepted|no face found in the image)$/],
+    ['the back of a head', async () => ({ 'image_files.0': await backOfHead() }), /^no face found in the image$/],
+  ])('refuses %s', async (_n, make, message) => {
+    const err = await run(await make(), { num_outputs: 1 }).catch((e: Error) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toMatch(message);
+  });
+});
+
+/** Square dilation by r pixels. */
+function grow(mask: Uint8Array, W: number, H: number, r: number): Uint8Array {
+  const out = new Uint8Array(mask.length);
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      if (!mask[y * W + x]) continue;
+      for (let dy = -r; dy <= r; dy++) for (let dx = -r; dx <= r; dx++) {
+        const yy = y + dy, xx = x + dx;
+        if (yy >= 0 && yy < H && xx >= 0 && xx < W) out[yy * W + xx] = 1;
+      }
+    }
+  }
+  return out;
+}
+
+/** A drawn back of a head (hair seen from behind, neck, shoulders): no face to find. */
+async function backOfHead(): Promise<Buffer> {
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="512" height="512">
+    <rect width="512" height="512" fill="#c9cdd2"/>
+    <path d="M96 512 C110 400 180 380 256 380 C332 380 402 400 416 512 Z" fill="#27476e"/>
+    <rect x="214" y="300" width="84" height="100" fill="#d9a98c"/>
+    <ellipse cx="256" cy="210" rx="118" ry="140" fill="#3b2414"/>
+    <ellipse cx="256" cy="170" rx="70" ry="60" fill="#4a2e1a" opacity="0.6"/></svg>`;
+  return sharp(Buffer.from(svg)).png().toBuffer();
+}
