@@ -2,10 +2,12 @@
 //   core      (default) onnxruntime, pipeline, end-to-end task latency, event-loop lag, create rate
 //   webhooks  delivery latency after completion, and the retry timings against a failing receiver
 //   models    per imported graph: tfjs-wasm vs onnxruntime latency, ratio, parity
+//   hairstyle per-stage medians and latency per picture of the hairstyle pipeline
 const benches: Record<string, () => Promise<unknown>> = {
   core: () => import('./bench-core.ts'),
   webhooks: () => import('./bench-webhooks.ts'),
   models: () => import('./bench-models.ts'),
+  hairstyle: () => import('./bench-hairstyle.ts'),
 };
 const mode = process.argv[2] ?? 'core';
 const run = benches[mode];

@@ -110,6 +110,30 @@ describe('imported model versions via the task API', () => {
     expect(k.left_shoulder.x).toBeGreaterThan(k.right_shoulder.x);
   });
 
+  it('hairstyle: a task with image URLs makes num_outputs pictures the size of the photo', async () => {
+    const r = await h.call('POST', '/api/tasks/v1/create', {
+      token,
+      body: { version: id('hairstyle-bisenet'), input: { image_files: [h.fixtures.url('/files/astronaut.png')], hair_color: 'green', hairstyle: 'short curly', num_outputs: 2 } },
+    });
+    expect(r.status).toBe(200);
+    expect(r.json.result.task_cost).toBe(6);
+    const t = await h.waitForTask(token, r.json.result.task_id, undefined, 60_000);
+    expect(t.status).toBe('succeeded');
+    expect(t.logs).toMatch(/chosen: image 1/);
+    const pics = t.output.filter((u: string) => /result-\d\.jpg$/.test(u));
+    expect(pics).toHaveLength(2);
+    for (const u of pics) expect(await sharp(await file(u)).metadata()).toMatchObject({ width: 512, height: 512, format: 'jpeg' });
+  }, 60_000);
+
+  it('hairstyle: refuses a stored-file reference from a task API caller', async () => {
+    const r = await h.call('POST', '/api/tasks/v1/create', {
+      token,
+      body: { version: id('hairstyle-bisenet'), input: { image_files: [`blob:tasks/${'a'.repeat(32)}/inputs/1.jpg`], hair_color: 'red' } },
+    });
+    expect(r.status).toBe(422);
+    expect(r.json.message.en).toMatch(/input\.image_files\[0\]: only http\(s\) URLs are allowed/);
+  });
+
   it('face-detection via the TF.js import finds the same face as the ONNX original', async () => {
     const a = JSON.parse((await file((await run('face-detection-blazeface')).output[0])).toString()).faces;
     const b = JSON.parse((await file((await run('face-detection-blazeface-tfjs')).output[0])).toString()).faces;

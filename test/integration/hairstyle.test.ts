@@ -210,3 +210,31 @@ async function backOfHead(): Promise<Buffer> {
     <ellipse cx="256" cy="170" rx="70" ry="60" fill="#4a2e1a" opacity="0.6"/></svg>`;
   return sharp(Buffer.from(svg)).png().toBuffer();
 }
+
+describe('hairstyle without BiSeNet (person segmentation + landmarks + colour statistics)', () => {
+  it('renders the same kinds of pictures, face untouched, old hair outside short styles removed', async () => {
+    const v = registry.byName('hairstyle-selfie')!;
+    expect(Object.keys(v.manifest.graphs).sort()).toEqual(['detector', 'inpaint', 'landmarks', 'segmenter']);
+    const c: PipelineContext = { params: v.manifest.params, session: (g) => sessions.get(v.id, g), maxPixels: 4e7 };
+    const img = await decodeImage(astronautBytes, { maxPixels: 4e7 });
+    const { analysis: an } = await analyze(c, [img], stageTimer());
+    // The hair it finds overlaps BiSeNet's hair well (the same head, found another way).
+    let inter = 0, uni = 0;
+    for (let i = 0; i < an.hair.length; i++) {
+      const a = an.hair[i]! > 127 ? 1 : 0;
+      const b = analysis.hair[i]! > 127 ? 1 : 0;
+      inter += a & b;
+      uni += a | b;
+    }
+    expect(inter / uni).toBeGreaterThan(0.5);
+    const layer = renderHair(an, 'Buzz Cut', variantFor(1, 0));
+    const out = composite(await inpaint(await c.session('inpaint'), img, removalMask(an, layer)), layer, 'grey');
+    let diff = 0, n = 0;
+    for (let i = 0; i < an.protect.length; i++) {
+      if (!an.protect[i]) continue;
+      for (let k = 0; k < 3; k++) diff += Math.abs(out.data[3 * i + k]! - img.data[3 * i + k]!);
+      n += 3;
+    }
+    expect(diff / n).toBeLessThan(2);
+  }, 60_000);
+});
