@@ -3,11 +3,13 @@
 //   webhooks  delivery latency after completion, and the retry timings against a failing receiver
 //   models    per imported graph: tfjs-wasm vs onnxruntime latency, ratio, parity
 //   hairstyle per-stage medians and latency per picture of the hairstyle pipeline
+//   tryon     per-stage medians and latency per picture of the try-on pipeline
 const benches: Record<string, () => Promise<unknown>> = {
   core: () => import('./bench-core.ts'),
   webhooks: () => import('./bench-webhooks.ts'),
   models: () => import('./bench-models.ts'),
   hairstyle: () => import('./bench-hairstyle.ts'),
+  tryon: () => import('./bench-tryon.ts'),
 };
 const mode = process.argv[2] ?? 'core';
 const run = benches[mode];

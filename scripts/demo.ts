@@ -1,6 +1,9 @@
 // npm run demo -- hairstyle <image> [--colors blonde,red,...] [--version NAME] [--out FILE]
 //   Renders the 12 hairstyle templates in the chosen colours on one photo and writes a contact
 //   sheet (rows: styles, columns: colours) for a person to look at.
+// npm run demo -- tryon <garment> <person> <upper_body|lower_body|dresses> [--out FILE]
+//   Writes the try-on result and a debug sheet beside it: garment mask and landmarks, person
+//   keypoints and body targets, the warped grid, the result.
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -16,9 +19,14 @@ import { stageTimer } from '../src/pipelines/types.ts';
 import { decodeImage } from '../src/imaging/image.ts';
 
 const [what, file, ...rest] = process.argv.slice(2);
+if (what === 'tryon') {
+  const { demoTryon } = await import('./demo-tryon.ts');
+  await demoTryon(file, rest);
+  process.exit(0);
+}
 const { values } = parseArgs({ args: rest, options: { colors: { type: 'string' }, version: { type: 'string' }, out: { type: 'string' }, size: { type: 'string' } } });
 if (what !== 'hairstyle' || !file) {
-  console.error('usage: npm run demo -- hairstyle <image> [--colors blonde,red] [--version hairstyle-bisenet] [--out sheet.jpg]');
+  console.error('usage: npm run demo -- hairstyle <image> [--colors blonde,red] [--version hairstyle-bisenet] [--out sheet.jpg]\n       npm run demo -- tryon <garment> <person> <upper_body|lower_body|dresses> [--out result.jpg]');
   process.exit(2);
 }
 const colors = (values.colors ?? 'black,blonde,red,blue').split(',') as HairColor[];

@@ -5,6 +5,7 @@ import { faceParsing } from './face-parsing/pipeline.ts';
 import { personSegmentation } from './person-segmentation/pipeline.ts';
 import { pose } from './pose/pipeline.ts';
 import { hairstyle } from './hairstyle/pipeline.ts';
+import { tryon } from './tryon/pipeline.ts';
 import { PIPELINE_INPUTS } from './inputs.ts';
 import type { PipelineRunner } from './types.ts';
 
@@ -15,6 +16,7 @@ export const PIPELINES: Readonly<Record<string, PipelineRunner>> = {
   'person-segmentation': personSegmentation,
   pose,
   hairstyle,
+  tryon,
 };
 
 /** Fails loudly when a pipeline lacks its input spec or runner. */

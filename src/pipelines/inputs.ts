@@ -2,7 +2,7 @@
 // Zod only, so the API process can validate task input without loading pipelines or models.
 import { z } from 'zod';
 import { FaceDetectionInput } from './face-detection/input.ts';
-import { HAIR_COLORS, HAIRSTYLES, canonicalHairColor, canonicalHairstyle } from '../domain/job.ts';
+import { CLOTHES_TYPES, HAIR_COLORS, HAIRSTYLES, PROMPT_MAX_LENGTH, canonicalHairColor, canonicalHairstyle } from '../domain/job.ts';
 
 export interface PipelineInputSpec {
   schema: z.ZodType<Record<string, unknown>>;
@@ -46,6 +46,19 @@ export const HairstyleInput = z.strictObject({
   jpeg_quality: z.number().int().min(50).max(100).optional(),
 });
 
+export const TryonInput = z.strictObject({
+  /** The garment: a product photo on a plain background, or a photo of a person wearing it. */
+  clothes_image: fileRef,
+  /** The person to dress (best at 3:4). */
+  custom_model: fileRef,
+  clothes_type: z.enum(CLOTHES_TYPES),
+  /** Stored and returned; this version does not interpret it. */
+  prompt: z.string().max(PROMPT_MAX_LENGTH).optional(),
+  /** Crop/pad the person photo to 3:4 around the body first. */
+  forced_cutting: z.boolean().default(false),
+  output_format: z.enum(['jpeg', 'png']).default('jpeg'),
+});
+
 export const PIPELINE_INPUTS: Readonly<Record<string, PipelineInputSpec>> = {
   'face-detection': { schema: FaceDetectionInput, fileFields: ['image'] },
   'face-landmarks': { schema: ImageOnlyInput, fileFields: ['image'] },
@@ -53,4 +66,5 @@ export const PIPELINE_INPUTS: Readonly<Record<string, PipelineInputSpec>> = {
   'person-segmentation': { schema: ImageOnlyInput, fileFields: ['image'] },
   pose: { schema: PoseInput, fileFields: ['image'] },
   hairstyle: { schema: HairstyleInput as unknown as z.ZodType<Record<string, unknown>>, fileFields: ['image_files'] },
+  tryon: { schema: TryonInput as unknown as z.ZodType<Record<string, unknown>>, fileFields: ['clothes_image', 'custom_model'] },
 };

@@ -4,6 +4,7 @@ import sharp from 'sharp';
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../helpers/harness.ts';
+import { tshirt } from '../helpers/garments.ts';
 
 const HS = '/api/service/v1/ai-hairstyle';
 const TO = '/api/service/v1/ai-virtual-try-on';
@@ -103,11 +104,23 @@ describe('create-job and get-job', () => {
     expect((await h.services.accounts.ledger(u.userId))[0]).toMatchObject({ delta: 6, reason: 'refund:failed' });
   }, 60_000);
 
-  it('try-on: fails honestly (300104) with a refund until a try-on version is installed', async () => {
+  it('try-on: 100000 with the picture of the person wearing the garment; 8 credits kept', async () => {
     const u = await h.user(100);
-    const r = await post(`${TO}/create-job`, tryonParts(), u.token);
+    const personPhoto = fs.readFileSync('test/fixtures/person-standing.jpg');
+    const r = await post(`${TO}/create-job`, [['clothes_image', img(await tshirt(), 'shirt.png')], ['custom_model', img(personPhoto, 'me.jpg')], ['clothes_type', 'upper_body']], u.token);
     const job = await finished(TO, r.json.result.job_id, u.token);
-    expect(job.json).toMatchObject({ code: 300104, result: { message: 'no tryon model version is installed on this service yet' } });
+    expect(job.json).toMatchObject({ code: 100000, message: { en: 'Request success' }, result: { job_id: r.json.result.job_id, message: '' } });
+    expect(job.json.result.output_image_url).toHaveLength(1);
+    const pic = await fetch(job.json.result.output_image_url[0]);
+    expect(await sharp(Buffer.from(await pic.arrayBuffer())).metadata()).toMatchObject({ format: 'jpeg', width: 360, height: 962 });
+    expect(await h.services.accounts.balance(u.userId)).toBe(92);
+  }, 60_000);
+
+  it('try-on: a model image without a person fails (300104) with the reason, refunded', async () => {
+    const u = await h.user(100);
+    const r = await post(`${TO}/create-job`, [['clothes_image', img(await tshirt(), 'shirt.png')], ['custom_model', img(await tshirt(), 'shirt-again.png')], ['clothes_type', 'upper_body']], u.token);
+    const job = await finished(TO, r.json.result.job_id, u.token);
+    expect(job.json).toMatchObject({ code: 300104, result: { output_image_url: [], message: 'no person found in the model image' } });
     expect(await h.services.accounts.balance(u.userId)).toBe(100);
   }, 60_000);
 

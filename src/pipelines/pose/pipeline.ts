@@ -2,10 +2,11 @@
 //   input  "input"     int32 [1, S, S, 3] NHWC, RGB 0..255, the photo letterboxed to a square
 //   output "Identity"  float32 [1, 1, 17, 3]: (y, x, score) per COCO keypoint, normalized to the square
 // Keypoints are mapped back to original pixels. Outputs: pose.json, preview.jpg (skeleton).
-import { copyImage, decodeImage, drawPoints, drawSegments, encodeJpeg, letterboxRgb } from '../../imaging/image.ts';
+import { copyImage, decodeImage, drawPoints, drawSegments, encodeJpeg, letterboxRgb, type RgbImage } from '../../imaging/image.ts';
+import type { ModelSession } from '../../models/onnx.ts';
 import { PoseInput } from '../inputs.ts';
 import { jsonFile, numberParam } from '../params.ts';
-import { stageTimer, type PipelineRunner } from '../types.ts';
+import { stageTimer, type PipelineRunner, type StageTimer } from '../types.ts';
 
 export const COCO_KEYPOINTS = [
   'nose', 'left_eye', 'right_eye', 'left_ear', 'right_ear', 'left_shoulder', 'right_shoulder', 'left_elbow', 'right_elbow',
@@ -26,6 +27,25 @@ export interface PoseKeypoint {
   score: number;
 }
 
+/** MoveNet on a letterboxed copy of the image: 17 keypoints in original pixels. */
+export async function estimatePose(session: ModelSession, image: RgbImage, S: number, t: StageTimer): Promise<Record<CocoKeypoint, PoseKeypoint>> {
+  const { tensor, letterbox } = await t.time('preprocess', async () => {
+    const { bytes, letterbox } = await letterboxRgb(image, S);
+    return { tensor: Int32Array.from(bytes), letterbox };
+  });
+  const out = await t.infer('inference', () => session.runAny({ [session.inputNames[0]!]: { data: tensor, dims: [1, S, S, 3] } }));
+  return t.time('postprocess', () => {
+    const y = out[session.outputNames[0]!]!.data as Float32Array;
+    const kp = {} as Record<CocoKeypoint, PoseKeypoint>;
+    COCO_KEYPOINTS.forEach((name, i) => {
+      const px = (y[3 * i + 1]! * S - letterbox.padX) / letterbox.scale;
+      const py = (y[3 * i]! * S - letterbox.padY) / letterbox.scale;
+      kp[name] = { x: Math.round(px * 100) / 100, y: Math.round(py * 100) / 100, score: Math.round(y[3 * i + 2]! * 10000) / 10000 };
+    });
+    return kp;
+  });
+}
+
 export const pose: PipelineRunner = {
   async run(ctx, rawInput, files) {
     const input = PoseInput.parse(rawInput);
@@ -34,21 +54,7 @@ export const pose: PipelineRunner = {
     const t = stageTimer();
     const session = await ctx.session('pose');
     const image = await t.time('decode', () => decodeImage(files.image!, { maxPixels: ctx.maxPixels }));
-    const { tensor, letterbox } = await t.time('preprocess', async () => {
-      const { bytes, letterbox } = await letterboxRgb(image, S);
-      return { tensor: Int32Array.from(bytes), letterbox };
-    });
-    const out = await t.infer('inference', () => session.runAny({ [session.inputNames[0]!]: { data: tensor, dims: [1, S, S, 3] } }));
-    const keypoints = await t.time('postprocess', () => {
-      const y = out[session.outputNames[0]!]!.data as Float32Array;
-      const kp = {} as Record<CocoKeypoint, PoseKeypoint>;
-      COCO_KEYPOINTS.forEach((name, i) => {
-        const px = (y[3 * i + 1]! * S - letterbox.padX) / letterbox.scale;
-        const py = (y[3 * i]! * S - letterbox.padY) / letterbox.scale;
-        kp[name] = { x: Math.round(px * 100) / 100, y: Math.round(py * 100) / 100, score: Math.round(y[3 * i + 2]! * 10000) / 10000 };
-      });
-      return kp;
-    });
+    const keypoints = await estimatePose(session, image, S, t);
     const outFiles = await t.time('render', async () => {
       const canvas = copyImage(image);
       const thick = Math.max(2, Math.round(Math.min(image.width, image.height) / 150));

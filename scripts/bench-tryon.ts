@@ -1,0 +1,38 @@
+// npm run bench -- tryon
+// The try-on pipeline on the standing person (360x962) with the project's garments, CPU provider:
+// per-stage medians and the latency per picture, per clothes type.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { ClothesType } from '../src/domain/job.ts';
+import { fetchAll } from '../src/models/fetch-graphs.ts';
+import { loadRegistry } from '../src/models/registry.ts';
+import { SessionCache } from '../src/models/sessions.ts';
+import { tryon } from '../src/pipelines/tryon/pipeline.ts';
+import { dress, trousers, tshirt } from '../test/helpers/garments.ts';
+import { stats } from './bench-setup.ts';
+
+const { median } = stats;
+const RUNS = 5;
+const registry = loadRegistry(path.resolve('models'));
+await fetchAll(registry);
+const v = registry.byName('tryon-classic')!;
+const threads = Math.max(1, os.availableParallelism() - 1);
+const sessions = new SessionCache(registry, { provider: 'cpu', intraOpThreads: threads, allowSpinning: false, warn: () => {} });
+const ctx = { params: v.manifest.params, session: (g: string) => sessions.get(v.id, g), maxPixels: 4e7 };
+const person = fs.readFileSync('test/fixtures/person-standing.jpg');
+console.log(`bench tryon: ${os.cpus()[0]?.model ?? 'cpu'} x${os.availableParallelism()}, cpu provider, ${threads} intra-op thread(s); person 360x962, median of ${RUNS} runs (one picture each)`);
+for (const [type, garment] of [['upper_body', await tshirt()], ['lower_body', await trousers()], ['dresses', await dress()]] as Array<[ClothesType, Buffer]>) {
+  const input = { clothes_image: 'http://bench/g', custom_model: 'http://bench/p', clothes_type: type };
+  await tryon.run(ctx, input, { clothes_image: garment, custom_model: person });
+  const totals: number[] = [];
+  const perStage = new Map<string, number[]>();
+  for (let i = 0; i < RUNS; i++) {
+    const t0 = performance.now();
+    const r = await tryon.run(ctx, input, { clothes_image: garment, custom_model: person });
+    totals.push(performance.now() - t0);
+    for (const [s, ms] of r.stages) perStage.set(s, [...(perStage.get(s) ?? []), ms]);
+  }
+  console.log(`${type}: ${median(totals).toFixed(0)} ms per picture; stages: ${[...perStage].map(([s, ms]) => `${s} ${median(ms).toFixed(0)}`).join(', ')}`);
+}
+await sessions.releaseAll();
