@@ -82,22 +82,7 @@ export function anchorsOf(f: Frame, lm: ReadonlyArray<readonly [number, number, 
   };
 }
 
-/** Rasterizes the face oval (even-odd scanline fill): 1 inside. */
+/** Rasterizes the face oval: 1 inside. */
 export function ovalMask(lm: ReadonlyArray<readonly [number, number, number]>, width: number, height: number): Uint8Array {
-  const pts = FACE_OVAL.map((i) => [lm[i]![0], lm[i]![1]] as const);
-  const mask = new Uint8Array(width * height);
-  for (let y = 0; y < height; y++) {
-    const yc = y + 0.5;
-    const xs: number[] = [];
-    for (let i = 0; i < pts.length; i++) {
-      const [x0, y0] = pts[i]!;
-      const [x1, y1] = pts[(i + 1) % pts.length]!;
-      if ((y0 <= yc && y1 > yc) || (y1 <= yc && y0 > yc)) xs.push(x0 + ((yc - y0) * (x1 - x0)) / (y1 - y0));
-    }
-    xs.sort((a, b) => a - b);
-    for (let k = 0; k + 1 < xs.length; k += 2) {
-      for (let x = Math.max(0, Math.ceil(xs[k]! - 0.5)); x < Math.min(width, Math.ceil(xs[k + 1]! - 0.5)); x++) mask[y * width + x] = 1;
-    }
-  }
-  return mask;
+  return polygonMask(FACE_OVAL.map((i) => [lm[i]![0], lm[i]![1]] as const), width, height);
 }

@@ -1,6 +1,7 @@
 // The body: where each garment landmark should land on the person, from MoveNet keypoints.
 // "L"/"R" are image left/right (the subject's right shoulder is on the image's left).
 import { AppError } from '../../errors/codes.ts';
+import { polygonMask } from '../../imaging/polygon.ts';
 import type { ClothesType } from '../../domain/job.ts';
 import type { CocoKeypoint, PoseKeypoint } from '../pose/pipeline.ts';
 import type { Landmarks } from './garment.ts';
@@ -125,19 +126,4 @@ export function bodyRegion(pose: Pose, type: ClothesType): P[] {
   return [out(sL, -0.05), out(sR, 0.05), add(out(hR, 0.06), down, bottom * tl), add(out(hL, -0.06), down, bottom * tl)];
 }
 
-/** Rasterizes a polygon (even-odd). */
-export function polygonMask(poly: P[], W: number, H: number): Uint8Array {
-  const mask = new Uint8Array(W * H);
-  for (let y = 0; y < H; y++) {
-    const yc = y + 0.5;
-    const xs: number[] = [];
-    for (let i = 0; i < poly.length; i++) {
-      const [x0, y0] = poly[i]!;
-      const [x1, y1] = poly[(i + 1) % poly.length]!;
-      if ((y0 <= yc && y1 > yc) || (y1 <= yc && y0 > yc)) xs.push(x0 + ((yc - y0) * (x1 - x0)) / (y1 - y0));
-    }
-    xs.sort((a, b) => a - b);
-    for (let k = 0; k + 1 < xs.length; k += 2) for (let x = Math.max(0, Math.ceil(xs[k]! - 0.5)); x < Math.min(W, Math.ceil(xs[k + 1]! - 0.5)); x++) mask[y * W + x] = 1;
-  }
-  return mask;
-}
+export { polygonMask };
