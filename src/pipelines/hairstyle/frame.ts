@@ -5,6 +5,8 @@
 // Anchors measured in that frame (forehead top, brows, ear level, chin, face half-width) let one
 // template fit every head, at any size and roll.
 
+import { polygonMask } from '../../imaging/polygon.ts';
+
 export const FACE_OVAL = [10, 338, 297, 332, 284, 251, 389, 356, 454, 323, 361, 288, 397, 365, 379, 378, 400, 377, 152, 148, 176, 149, 150, 136, 172, 58, 132, 93, 234, 127, 162, 21, 54, 103, 67, 109];
 const BROWS = [70, 63, 105, 66, 107, 55, 65, 52, 53, 46, 300, 293, 334, 296, 336, 285, 295, 282, 283, 276];
 
