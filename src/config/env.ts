@@ -27,6 +27,8 @@ const EnvSchema = z.object({
   MODELS_DIR: z.string().min(1).default('models'),
   /** onnxruntime execution provider: cpu, cuda or webgpu; falls back to cpu with a warning. @defaultValue cpu */
   EXECUTION_PROVIDER: z.enum(['cpu', 'cuda', 'webgpu']).default('cpu'),
+  /** Versions (names or ids, comma-separated) each worker loads at start; others load on first use. @defaultValue all */
+  WARM_VERSIONS: z.string().min(1).optional(),
   /** Tasks one worker process runs at once; each gets its own inference thread. @defaultValue 1 */
   WORKER_CONCURRENCY: int(1, 64).default(1),
   /** onnxruntime intra-op threads per inference thread; 0 = (cores - 1) / concurrency, at least 1. @defaultValue 0 */
@@ -100,6 +102,8 @@ export interface Config {
   readonly modelsDir: string;
   readonly executionProvider: 'cpu' | 'cuda' | 'webgpu';
   readonly workerConcurrency: number;
+  /** Names or ids to warm; undefined = every version. */
+  readonly warmVersions: readonly string[] | undefined;
   readonly ortIntraOpThreads: number;
   readonly ortAllowSpinning: boolean;
   readonly jobLockMs: number;
@@ -163,6 +167,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): Config {
     modelsDir: path.resolve(e.MODELS_DIR),
     executionProvider: e.EXECUTION_PROVIDER,
     workerConcurrency: e.WORKER_CONCURRENCY,
+    warmVersions: e.WARM_VERSIONS?.split(',').map((v) => v.trim()).filter(Boolean),
     // One core is left to the event loop (Redis, downloads) and libvips: measured faster end to end.
     ortIntraOpThreads: e.ORT_INTRA_OP_THREADS || Math.max(1, Math.floor((cores - 1) / e.WORKER_CONCURRENCY)),
     ortAllowSpinning: e.ORT_ALLOW_SPINNING,

@@ -1,5 +1,6 @@
 // Wiring shared by the entry points: the stores, the queue and the registry over one Redis.
 import { loadRegistry, type Registry } from '../models/registry.ts';
+import type { VersionId } from '../domain/version-id.ts';
 import { staleAssets } from '../models/fetch-graphs.ts';
 import { PIPELINE_INPUTS } from '../pipelines/inputs.ts';
 import type { Config } from '../config/env.ts';
@@ -144,7 +145,7 @@ export function createWorker(config: Config, s: Services, redisUrl: string, log:
       intraOpThreads: config.ortIntraOpThreads,
       allowSpinning: config.ortAllowSpinning,
       maxPixels: config.input.maxPixels,
-      warm: [...s.registry.versions.keys()],
+      warm: warmList(config, s.registry),
     },
     config.workerConcurrency,
     (message) => log.warn(message),
@@ -186,6 +187,16 @@ export function createWorker(config: Config, s: Services, redisUrl: string, log:
       await pool.close();
     },
   };
+}
+
+/** The versions a worker loads at start (WARM_VERSIONS, by name or id; default all). Unknown ones fail start-up. */
+function warmList(config: Config, registry: Registry): VersionId[] {
+  if (!config.warmVersions) return [...registry.versions.keys()];
+  return config.warmVersions.map((w) => {
+    const v = registry.byName(w) ?? registry.get(w as VersionId);
+    if (!v) throw new Error(`WARM_VERSIONS: unknown version "${w}"`);
+    return v.id;
+  });
 }
 
 /** Runs `stop` once on SIGINT/SIGTERM, then exits. */

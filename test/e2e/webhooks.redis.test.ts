@@ -194,7 +194,7 @@ describe('webhooks across a worker restart', () => {
     await rx.waitFor(2, 20_000);
     expect(rx.deliveries[1]!.headers['webhook-id']).toBe(`evt_${id}_succeeded`);
     expect(JSON.parse(rx.deliveries[1]!.body).status).toBe('succeeded');
-  });
+  }, 90_000);
 });
 
 describe('outbound URL policy at create time', () => {

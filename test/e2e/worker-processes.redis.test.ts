@@ -24,7 +24,9 @@ async function spawnWorker(env: Record<string, string> = {}): Promise<WorkerProc
   return child;
 }
 
-describe('worker processes', () => {
+// Worker processes start with only the face-detection model warmed (the harness's WARM_VERSIONS),
+// and each test may spawn two of them on a busy machine: generous timeouts.
+describe('worker processes', { timeout: 90_000 }, () => {
   it('a worker SIGKILLed mid-task loses nothing: a second worker finishes the task', async () => {
     const a = await spawnWorker();
     const firstDownload = h.fixtures.nextHold();

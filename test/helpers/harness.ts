@@ -55,6 +55,8 @@ export async function startHarness(opts: { worker?: boolean; env?: Record<string
     // Inputs and webhooks are served by local test servers.
     ALLOW_PRIVATE_URLS: 'true',
     SWEEP_INTERVAL_MS: '100',
+    // Load the small model up front; the others load when a test first uses them.
+    WARM_VERSIONS: 'face-detection-blazeface',
     ...opts.env,
   };
   const config = parseConfig(env);
