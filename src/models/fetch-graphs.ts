@@ -73,25 +73,46 @@ async function ensureTarball(modelsDir: string, src: Source): Promise<{ file: st
   }
 }
 
+function sourceRoot(modelsDir: string, src: TfjsSource): string {
+  return path.join(modelsDir, 'cache', 'src', safeName(src));
+}
+
+const sourceFilesOk = (modelsDir: string, src: TfjsSource) =>
+  Object.entries(src.files).every(([p, sha]) => fs.existsSync(path.join(sourceRoot(modelsDir, src), p)) && sha256File(path.join(sourceRoot(modelsDir, src), p)) === sha);
+
+/**
+ * Extracts and verifies the pinned source files of TF.js graphs not yet under models/cache/src/:
+ * one pass over each package tarball for all its graphs (decompressing a large tarball once per
+ * graph is what a cold fetch would otherwise spend its time on). Returns whether a tarball was
+ * downloaded.
+ */
+async function extractTfjsSources(modelsDir: string, srcs: TfjsSource[]): Promise<boolean> {
+  const byPackage = new Map<string, TfjsSource[]>();
+  for (const src of srcs) if (!sourceFilesOk(modelsDir, src)) byPackage.set(safeName(src), [...(byPackage.get(safeName(src)) ?? []), src]);
+  let downloaded = false;
+  for (const group of byPackage.values()) {
+    const t = await ensureTarball(modelsDir, group[0]!);
+    downloaded ||= t.downloaded;
+    const root = sourceRoot(modelsDir, group[0]!);
+    fs.mkdirSync(root, { recursive: true });
+    await run('tar', ['-xzf', t.file, '-C', root, ...new Set(group.flatMap((src) => Object.keys(src.files)))]);
+    for (const src of group) {
+      for (const [p, sha] of Object.entries(src.files)) {
+        const got = sha256File(path.join(root, p));
+        if (got !== sha) throw new Error(`${src.package}@${src.version}:${p}: sha256 ${got} does not match the pinned ${sha}`);
+      }
+    }
+  }
+  return downloaded;
+}
+
 /**
  * The verified source files of a TF.js graph, extracted under models/cache/src/ (also what the
  * parity tests feed to tfjs). Returns the folder holding model.json.
  */
 export async function tfjsSourceDir(modelsDir: string, src: TfjsSource): Promise<{ dir: string; downloaded: boolean }> {
-  const root = path.join(modelsDir, 'cache', 'src', safeName(src));
-  const ok = () => Object.entries(src.files).every(([p, sha]) => fs.existsSync(path.join(root, p)) && sha256File(path.join(root, p)) === sha);
-  let downloaded = false;
-  if (!ok()) {
-    const t = await ensureTarball(modelsDir, src);
-    downloaded = t.downloaded;
-    fs.mkdirSync(root, { recursive: true });
-    await run('tar', ['-xzf', t.file, '-C', root, ...Object.keys(src.files)]);
-    for (const [p, sha] of Object.entries(src.files)) {
-      const got = sha256File(path.join(root, p));
-      if (got !== sha) throw new Error(`${src.package}@${src.version}:${p}: sha256 ${got} does not match the pinned ${sha}`);
-    }
-  }
-  return { dir: path.dirname(path.join(root, src.model)), downloaded };
+  const downloaded = await extractTfjsSources(modelsDir, [src]);
+  return { dir: path.dirname(path.join(sourceRoot(modelsDir, src), src.model)), downloaded };
 }
 
 /**
@@ -180,6 +201,9 @@ export async function fetchGraph(registry: Registry, spec: GraphSpec): Promise<F
 export async function fetchAll(registry: Registry): Promise<FetchReport[]> {
   const reports: FetchReport[] = [];
   const done = new Map<string, FetchOutcome>();
+  const specs = [...registry.versions.values()].flatMap((v) => Object.values(v.manifest.graphs));
+  const toImport = specs.flatMap((spec) => (spec.source.type === 'npm-tfjs' && !isFetched(registry, spec) ? [spec.source] : []));
+  await extractTfjsSources(registry.modelsDir, toImport);
   for (const v of registry.versions.values()) {
     for (const [graph, spec] of Object.entries(v.manifest.graphs)) {
       const outcome = done.get(spec.sha256) ?? (await fetchGraph(registry, spec));

@@ -43,6 +43,10 @@ export interface StageTimer {
   infer<T>(stage: string, fn: () => Promise<T>): Promise<T>;
 }
 
+/** Stage names a shared model step reports under: the usual three, or a pipeline's own names. */
+export type StepStages = readonly [pre: string, infer: string, post: string];
+export const MODEL_STAGES: StepStages = ['preprocess', 'inference', 'postprocess'];
+
 /** Stopwatch that appends [stage, ms] pairs (a stage met twice is summed under one name). */
 export function stageTimer(): StageTimer {
   const stages: StageTimings = [];

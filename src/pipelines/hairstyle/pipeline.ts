@@ -10,19 +10,20 @@
 // without touching analysis, removal or compositing.
 import { createHash } from 'node:crypto';
 import { AppError } from '../../errors/codes.ts';
-import { decodeImage, encodeJpeg, encodePng, sampleAffine, type RgbImage } from '../../imaging/image.ts';
+import { decodeImage, encodeJpeg, encodePng, type RgbImage } from '../../imaging/image.ts';
 import type { ModelSession } from '../../models/onnx.ts';
 import { detectFaces, type Face } from '../face-detection/pipeline.ts';
 import { CLASS, parseFace, softClassMask, readParsingParams } from '../face-parsing/pipeline.ts';
-import { faceRect, projectLandmarks, roiSampler, type Detection } from '../face-landmarks/mediapipe.ts';
+import type { Detection } from '../face-landmarks/mediapipe.ts';
+import { meshLandmarks } from '../face-landmarks/pipeline.ts';
 import { HairstyleInput } from '../inputs.ts';
+import { segmentPerson } from '../person-segmentation/pipeline.ts';
 import { jsonFile, numberParam, stringParam } from '../params.ts';
 import { stageTimer, type PipelineContext, type PipelineRunner, type StageTimer } from '../types.ts';
 import { srgbToLab } from './color.ts';
 import { anchorsOf, makeFrame, ovalMask, rollDegrees, toFrame } from './frame.ts';
 import { alphaMask, composite, inpaint, removalMask, renderHair, type HeadAnalysis } from './render.ts';
 import { variantFor } from './templates.ts';
-import { placeMask, resizeRgb } from '../../imaging/image.ts';
 
 const MIN_FACE_FRACTION = 0.1;
 const MAX_ROLL_DEGREES = 35;
@@ -108,11 +109,8 @@ async function landmarksOf(mesh: ModelSession, image: RgbImage, face: Face, t: S
     keypoints: [face.keypoints.right_eye, face.keypoints.left_eye],
     score: face.score,
   };
-  const rect = faceRect(det, 1.5);
-  const crop = await t.time('landmarks', () => sampleAffine(image, roiSampler(rect, 192, 192), 192, 192, 'replicate', [0, 1]));
-  const out = await t.infer('landmarks', () => mesh.run({ [mesh.inputNames[0]!]: { data: crop, dims: [1, 192, 192, 3] } }));
-  const raw = out[mesh.outputNames.find((n) => n.startsWith('Identity_2'))!]!.data;
-  return projectLandmarks(Float32Array.from(raw, (v) => v / 192), 468, rect);
+  const { points } = await meshLandmarks(mesh, image, det, 1.5, 192, t, ['landmarks', 'landmarks', 'landmarks']);
+  return points;
 }
 
 /** Original hair without BiSeNet: the person mask, off the face, near the head, hair-coloured. */
@@ -120,10 +118,7 @@ async function hairFromSegmentation(ctx: PipelineContext, seg: ModelSession, an:
   const { image, frame, anchors, protect } = an;
   const W = numberParam(ctx.params, 'segmenter_width', 'hairstyle');
   const H = numberParam(ctx.params, 'segmenter_height', 'hairstyle');
-  const tensor = Float32Array.from(await resizeRgb(image, W, H), (v) => v / 255);
-  const out = await t.infer('segmentation', () => seg.run({ [seg.inputNames[0]!]: { data: tensor, dims: [1, H, W, 3] } }));
-  const small = Uint8Array.from(out[seg.outputNames[0]!]!.data, (p) => Math.round(Math.min(1, Math.max(0, p)) * 255));
-  const person = await placeMask(small, W, H, image.width, image.height, 1, { width: image.width, height: image.height, left: 0, top: 0 });
+  const person = await segmentPerson(seg, image, W, H, t, { stages: ['segmentation', 'segmentation', 'segmentation'] });
   // Hair colour: median Lab of person pixels just above the forehead (landmark 10).
   const samples: Array<[number, number, number]> = [];
   const [fx, fy] = [lm[10]![0], lm[10]![1]];

@@ -7,6 +7,7 @@
 //   composite      the filled photo, then the hair recoloured in CIE Lab over it
 import type { HairColor } from '../../domain/job.ts';
 import type { RgbImage } from '../../imaging/image.ts';
+import { dilate } from '../../imaging/morphology.ts';
 import type { ModelSession } from '../../models/onnx.ts';
 import { shadeRamp } from './color.ts';
 import { toFrame, type Anchors, type Frame } from './frame.ts';
@@ -82,27 +83,6 @@ export function renderHair(an: HeadAnalysis, style: Hairstyle, p: Variant): Hair
   rasterize(an, TEMPLATES[style], p, layer, false);
   if (style === 'Mohawk') rasterize(an, SHAVED_SIDES, p, layer, true);
   return layer;
-}
-
-/** Separable square max filter (dilation) of a 0/1 mask. */
-function dilate(mask: Uint8Array, W: number, H: number, r: number): Uint8Array {
-  const tmp = new Uint8Array(mask.length);
-  const out = new Uint8Array(mask.length);
-  for (let y = 0; y < H; y++) {
-    for (let x = 0; x < W; x++) {
-      let m = 0;
-      for (let k = Math.max(0, x - r); k <= Math.min(W - 1, x + r) && !m; k++) m = mask[y * W + k]!;
-      tmp[y * W + x] = m;
-    }
-  }
-  for (let x = 0; x < W; x++) {
-    for (let y = 0; y < H; y++) {
-      let m = 0;
-      for (let k = Math.max(0, y - r); k <= Math.min(H - 1, y + r) && !m; k++) m = tmp[k * W + x]!;
-      out[y * W + x] = m;
-    }
-  }
-  return out;
 }
 
 /**

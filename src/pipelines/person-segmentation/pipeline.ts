@@ -5,10 +5,37 @@
 // The mask is scaled back to full resolution (bilinear) and feathered. Outputs: mask.png (8-bit
 // soft mask), cutout.png (RGBA: the person on transparent), preview.jpg, segmentation.json (bbox null
 // when no pixel is half person: an empty photo is a result, not an error).
-import { decodeImage, encodeJpeg, encodePng, placeMask, resizeRgb, tint } from '../../imaging/image.ts';
+import { decodeImage, encodeJpeg, encodePng, placeMask, resizeRgb, tint, type RgbImage } from '../../imaging/image.ts';
 import { ImageOnlyInput } from '../inputs.ts';
 import { jsonFile, numberParam, stringParam } from '../params.ts';
-import { stageTimer, type PipelineRunner } from '../types.ts';
+import type { ModelSession } from '../../models/onnx.ts';
+import { MODEL_STAGES, stageTimer, type PipelineRunner, type StageTimer, type StepStages } from '../types.ts';
+
+/**
+ * The segmenter on the whole photo: person probability 0..255 at full resolution (bilinear,
+ * feathered by `feather` px). `output`: 'softmax2' for two-logit models (Meet), else a sigmoid map.
+ */
+export async function segmentPerson(
+  session: ModelSession,
+  image: RgbImage,
+  W: number,
+  H: number,
+  t: StageTimer,
+  { output = 'sigmoid', feather = 1, stages = MODEL_STAGES }: { output?: string; feather?: number; stages?: StepStages } = {},
+): Promise<Uint8Array> {
+  const tensor = await t.time(stages[0], async () => Float32Array.from(await resizeRgb(image, W, H), (v) => v / 255));
+  const out = await t.infer(stages[1], () => session.run({ [session.inputNames[0]!]: { data: tensor, dims: [1, H, W, 3] } }));
+  return t.time(stages[2], () => {
+    const y = out[session.outputNames[0]!]!.data;
+    const small = new Uint8Array(W * H);
+    for (let i = 0; i < W * H; i++) {
+      // Two logits (background, person): the softmax's person share.
+      const p = output === 'softmax2' ? 1 / (1 + Math.exp(y[2 * i]! - y[2 * i + 1]!)) : y[i]!;
+      small[i] = Math.round(Math.min(1, Math.max(0, p)) * 255);
+    }
+    return placeMask(small, W, H, image.width, image.height, feather, { width: image.width, height: image.height, left: 0, top: 0 });
+  });
+}
 
 export const personSegmentation: PipelineRunner = {
   async run(ctx, rawInput, files) {
@@ -20,21 +47,8 @@ export const personSegmentation: PipelineRunner = {
     const t = stageTimer();
     const session = await ctx.session('segmenter');
     const image = await t.time('decode', () => decodeImage(files.image!, { maxPixels: ctx.maxPixels }));
-    const tensor = await t.time('preprocess', async () => Float32Array.from(await resizeRgb(image, W, H), (v) => v / 255));
-    const out = await t.infer('inference', () => session.run({ [session.inputNames[0]!]: { data: tensor, dims: [1, H, W, 3] } }));
-    const { mask, fraction, bbox } = await t.time('postprocess', async () => {
-      const y = out[session.outputNames[0]!]!.data;
-      const small = new Uint8Array(W * H);
-      for (let i = 0; i < W * H; i++) {
-        let p: number;
-        if (kind === 'softmax2') {
-          const bg = y[2 * i]!;
-          const fg = y[2 * i + 1]!;
-          p = 1 / (1 + Math.exp(bg - fg));
-        } else p = y[i]!;
-        small[i] = Math.round(Math.min(1, Math.max(0, p)) * 255);
-      }
-      const full = await placeMask(small, W, H, image.width, image.height, feather, { width: image.width, height: image.height, left: 0, top: 0 });
+    const full = await segmentPerson(session, image, W, H, t, { output: kind, feather });
+    const { mask, fraction, bbox } = await t.time('postprocess', () => {
       let sum = 0;
       let x0 = image.width, y0 = image.height, x1 = -1, y1 = -1;
       for (let yy = 0; yy < image.height; yy++) {

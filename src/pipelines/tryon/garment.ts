@@ -8,31 +8,10 @@
 // Landmarks are named so the body side (body.ts) can pair them.
 import type { ClothesType } from '../../domain/job.ts';
 import type { RgbImage } from '../../imaging/image.ts';
+import { dilate, erode } from '../../imaging/morphology.ts';
 import { srgbToLab } from '../hairstyle/color.ts';
 
 export type Landmarks = Record<string, [number, number]>;
-
-/** Square dilation/erosion by r (separable). value 1 = dilate, 0 = erode. */
-function morph(mask: Uint8Array, W: number, H: number, r: number, dilate: boolean): Uint8Array {
-  const pick = dilate ? 1 : 0;
-  const tmp = new Uint8Array(mask.length);
-  const out = new Uint8Array(mask.length);
-  for (let y = 0; y < H; y++) {
-    for (let x = 0; x < W; x++) {
-      let v = 1 - pick;
-      for (let k = Math.max(0, x - r); k <= Math.min(W - 1, x + r); k++) if (mask[y * W + k] === pick) { v = pick; break; }
-      tmp[y * W + x] = v;
-    }
-  }
-  for (let x = 0; x < W; x++) {
-    for (let y = 0; y < H; y++) {
-      let v = 1 - pick;
-      for (let k = Math.max(0, y - r); k <= Math.min(H - 1, y + r); k++) if (tmp[k * W + x] === pick) { v = pick; break; }
-      out[y * W + x] = v;
-    }
-  }
-  return out;
-}
 
 /** Fills holes: everything not reachable from the border through 0-pixels becomes 1. */
 function fillHoles(mask: Uint8Array, W: number, H: number): Uint8Array {
@@ -98,7 +77,7 @@ export function productMask(img: RgbImage): Uint8Array {
     raw[i] = Math.hypot(L - bg[0]!, A - bg[1]!, B - bg[2]!) > 12 ? 1 : 0;
   }
   const r = Math.max(1, Math.round(Math.min(W, H) / 150));
-  const closed = morph(morph(raw, W, H, r, true), W, H, r, false);
+  const closed = erode(dilate(raw, W, H, r), W, H, r);
   return largestBlob(fillHoles(closed, W, H), W, H);
 }
 

@@ -11,13 +11,14 @@
 // input and returned in tryon.json; this version does not interpret it.
 import { AppError } from '../../errors/codes.ts';
 import type { ClothesType } from '../../domain/job.ts';
-import { cropSquare, decodeImage, encodeJpeg, encodePng, placeMask, resizeRgb, type RgbImage } from '../../imaging/image.ts';
+import { cropSquare, decodeImage, encodeJpeg, encodePng, type RgbImage } from '../../imaging/image.ts';
 import { solveTps } from '../../models/generated/tps-warp.ts';
 import { detectFaces } from '../face-detection/pipeline.ts';
 import { CLASS, parseFace } from '../face-parsing/pipeline.ts';
 import { inpaint } from '../hairstyle/render.ts';
 import { TryonInput } from '../inputs.ts';
 import { jsonFile, numberParam } from '../params.ts';
+import { segmentPerson } from '../person-segmentation/pipeline.ts';
 import { estimatePose } from '../pose/pipeline.ts';
 import { stageTimer, type PipelineContext, type PipelineRunner, type StageTimer } from '../types.ts';
 import { bodyRegion, bodyTargets, checkBody, knees, polygonMask, torso, type Pose } from './body.ts';
@@ -36,10 +37,7 @@ export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: St
   const pose = await estimatePose(poseSession, image, numberParam(ctx.params, 'pose_size', 'tryon'), t);
   const seg = await ctx.session('segmenter');
   const S = numberParam(ctx.params, 'segmenter_size', 'tryon');
-  const tensor = await t.time('preprocess', async () => Float32Array.from(await resizeRgb(image, S, S), (v) => v / 255));
-  const out = await t.infer('inference', () => seg.run({ [seg.inputNames[0]!]: { data: tensor, dims: [1, S, S, 3] } }));
-  const small = Uint8Array.from(out[seg.outputNames[0]!]!.data, (p) => Math.round(Math.min(1, Math.max(0, p)) * 255));
-  const person = await t.time('postprocess', () => placeMask(small, S, S, image.width, image.height, 1, { width: image.width, height: image.height, left: 0, top: 0 }));
+  const person = await segmentPerson(seg, image, S, S, t);
   let on = 0;
   for (const v of person) if (v > 127) on++;
   return { image, pose, person, fraction: on / person.length };
