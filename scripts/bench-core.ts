@@ -18,7 +18,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { silentLogger } from '../src/domain/logger.ts';
 import { closeApp } from '../src/api/app.ts';
-import { createApi, createWorker } from '../src/main/services.ts';
+import { createApi } from '../src/main/api-root.ts';
+import { createWorker } from '../src/main/worker-root.ts';
 import { SessionCache } from '../src/models/sessions.ts';
 import { faceDetection } from '../src/pipelines/face-detection/pipeline.ts';
 import { letterboxToTensor, decodeImage } from '../src/imaging/image.ts';
@@ -53,7 +54,7 @@ for (let i = 0; i < 200; i++) {
   raw.push(performance.now() - t0);
 }
 const ctx = { params: version.manifest.params, session: (g: string) => sessions.get(version.id, g), maxPixels: 4e7 };
-const runPipeline = () => faceDetection.run(ctx, { image: 'http://bench/x' }, { image: photo });
+const runPipeline = () => faceDetection.run(ctx, { image: 'http://bench/x' }, { image: [photo] });
 for (let i = 0; i < 5; i++) await runPipeline();
 const pipe: number[] = [];
 for (let i = 0; i < 50; i++) {

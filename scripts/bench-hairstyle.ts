@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fetchAll } from '../src/models/fetch-graphs.ts';
+import { fetchAll } from '../src/tooling/fetch-graphs.ts';
 import { loadRegistry } from '../src/models/registry.ts';
 import { SessionCache } from '../src/models/sessions.ts';
 import { hairstyle } from '../src/pipelines/hairstyle/pipeline.ts';
@@ -22,12 +22,12 @@ for (const name of ['hairstyle-bisenet', 'hairstyle-selfie']) {
   const sessions = new SessionCache(registry, { provider: 'cpu', intraOpThreads: threads, allowSpinning: false, warn: () => {} });
   const ctx = { params: v.manifest.params, session: (g: string) => sessions.get(v.id, g), maxPixels: 4e7 };
   const input = { image_files: ['http://bench/a.png'], hair_color: 'blonde', hairstyle: 'Long Wave', num_outputs: 4 };
-  await hairstyle.run(ctx, input, { 'image_files.0': photo }); // warm-up: sessions load
+  await hairstyle.run(ctx, input, { image_files: [photo] }); // warm-up: sessions load
   const perStage = new Map<string, number[]>();
   const totals: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     const t0 = performance.now();
-    const r = await hairstyle.run(ctx, input, { 'image_files.0': photo });
+    const r = await hairstyle.run(ctx, input, { image_files: [photo] });
     totals.push(performance.now() - t0);
     for (const [s, ms] of r.stages) perStage.set(s, [...(perStage.get(s) ?? []), ms]);
   }

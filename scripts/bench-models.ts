@@ -4,7 +4,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { fetchAll, tfjsSourceDir } from '../src/models/fetch-graphs.ts';
+import { fetchAll, tfjsSourceDir } from '../src/tooling/fetch-graphs.ts';
 import { createSession } from '../src/models/onnx.ts';
 import { loadRegistry } from '../src/models/registry.ts';
 import { loadTfjsGraph, runTfjs, tf } from './lib/tfjs-oracle.ts';

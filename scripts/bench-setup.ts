@@ -8,7 +8,7 @@ import { parseConfig, type Config } from '../src/config/env.ts';
 import { silentLogger } from '../src/domain/logger.ts';
 import { startEmbeddedRedis } from '../src/main/embedded-redis.ts';
 import { createServices, type Services } from '../src/main/services.ts';
-import { fetchAll } from '../src/models/fetch-graphs.ts';
+import { fetchAll } from '../src/tooling/fetch-graphs.ts';
 import { deleteKeysWithPrefix } from '../src/store/redis.ts';
 
 export const stats = {

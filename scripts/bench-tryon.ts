@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ClothesType } from '../src/domain/job.ts';
-import { fetchAll } from '../src/models/fetch-graphs.ts';
+import { fetchAll } from '../src/tooling/fetch-graphs.ts';
 import { loadRegistry } from '../src/models/registry.ts';
 import { SessionCache } from '../src/models/sessions.ts';
 import { tryon } from '../src/pipelines/tryon/pipeline.ts';
@@ -24,12 +24,12 @@ const person = fs.readFileSync('test/fixtures/person-standing.jpg');
 console.log(`bench tryon: ${os.cpus()[0]?.model ?? 'cpu'} x${os.availableParallelism()}, cpu provider, ${threads} intra-op thread(s); person 360x962, median of ${RUNS} runs (one picture each)`);
 for (const [type, garment] of [['upper_body', await tshirt()], ['lower_body', await trousers()], ['dresses', await dress()]] as Array<[ClothesType, Buffer]>) {
   const input = { clothes_image: 'http://bench/g', custom_model: 'http://bench/p', clothes_type: type };
-  await tryon.run(ctx, input, { clothes_image: garment, custom_model: person });
+  await tryon.run(ctx, input, { clothes_image: [garment], custom_model: [person] });
   const totals: number[] = [];
   const perStage = new Map<string, number[]>();
   for (let i = 0; i < RUNS; i++) {
     const t0 = performance.now();
-    const r = await tryon.run(ctx, input, { clothes_image: garment, custom_model: person });
+    const r = await tryon.run(ctx, input, { clothes_image: [garment], custom_model: [person] });
     totals.push(performance.now() - t0);
     for (const [s, ms] of r.stages) perStage.set(s, [...(perStage.get(s) ?? []), ms]);
   }

@@ -6,7 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { silentLogger } from '../src/domain/logger.ts';
-import { createWorker } from '../src/main/services.ts';
+import { createWorker } from '../src/main/worker-root.ts';
 import { benchSetup, stats } from './bench-setup.ts';
 
 const { median, pct, fmt } = stats;

@@ -4,12 +4,14 @@
 //   models    per imported graph: tfjs-wasm vs onnxruntime latency, ratio, parity
 //   hairstyle per-stage medians and latency per picture of the hairstyle pipeline
 //   tryon     per-stage medians and latency per picture of the try-on pipeline
+//   gpu       GPU execution providers (cuda, webgpu) against cpu; fails when one falls back
 const benches: Record<string, () => Promise<unknown>> = {
   core: () => import('./bench-core.ts'),
   webhooks: () => import('./bench-webhooks.ts'),
   models: () => import('./bench-models.ts'),
   hairstyle: () => import('./bench-hairstyle.ts'),
   tryon: () => import('./bench-tryon.ts'),
+  gpu: () => import('./bench-gpu.ts'),
 };
 const mode = process.argv[2] ?? 'core';
 const run = benches[mode];

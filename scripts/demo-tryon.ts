@@ -4,7 +4,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import sharp, { type OverlayOptions } from 'sharp';
 import { CLOTHES_TYPES, type ClothesType } from '../src/domain/job.ts';
-import { fetchAll } from '../src/models/fetch-graphs.ts';
+import { fetchAll } from '../src/tooling/fetch-graphs.ts';
 import { loadRegistry } from '../src/models/registry.ts';
 import { SessionCache } from '../src/models/sessions.ts';
 import { tryon } from '../src/pipelines/tryon/pipeline.ts';
@@ -24,7 +24,7 @@ export async function demoTryon(garmentFile: string | undefined, args: string[])
   const garment = fs.readFileSync(garmentFile);
   const person = fs.readFileSync(personFile);
   const input = { clothes_image: 'http://demo/g', custom_model: 'http://demo/p', clothes_type: type as ClothesType };
-  const r = await tryon.run(ctx, input, { clothes_image: garment, custom_model: person });
+  const r = await tryon.run(ctx, input, { clothes_image: [garment], custom_model: [person] });
   const out = values.out ?? 'tryon-result.jpg';
   fs.writeFileSync(out, r.files[0]!.data);
   const json = JSON.parse(Buffer.from(r.files[2]!.data).toString());
@@ -35,7 +35,7 @@ export async function demoTryon(garmentFile: string | undefined, args: string[])
   for (let x = 0; x < gm.width!; x += 20) lines.push(`<line x1="${x}" y1="0" x2="${x}" y2="${gm.height}" stroke="#00e5ff" stroke-width="3"/>`);
   for (let y = 0; y < gm.height!; y += 20) lines.push(`<line x1="0" y1="${y}" x2="${gm.width}" y2="${y}" stroke="#ff4081" stroke-width="3"/>`);
   const gridded = await sharp(garment).composite([{ input: Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${gm.width}" height="${gm.height}">${lines.join('')}</svg>`), blend: 'over' }]).png().toBuffer();
-  const grid = await tryon.run(ctx, input, { clothes_image: gridded, custom_model: person });
+  const grid = await tryon.run(ctx, input, { clothes_image: [gridded], custom_model: [person] });
 
   const dot = (x: number, y: number, c: string) => `<circle cx="${x}" cy="${y}" r="6" fill="${c}" stroke="#000" stroke-width="1"/>`;
   const marks = (pts: Record<string, number[]>, c: string) => Object.values(pts).map(([x, y]) => dot(x!, y!, c)).join('');

@@ -9,13 +9,14 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import sharp, { type OverlayOptions } from 'sharp';
 import { HAIRSTYLES, HAIR_COLORS, type HairColor } from '../src/domain/job.ts';
-import { fetchAll } from '../src/models/fetch-graphs.ts';
+import { fetchAll } from '../src/tooling/fetch-graphs.ts';
 import { loadRegistry } from '../src/models/registry.ts';
 import { SessionCache } from '../src/models/sessions.ts';
-import { analyze } from '../src/pipelines/hairstyle/pipeline.ts';
-import { composite, inpaint, removalMask, renderHair } from '../src/pipelines/hairstyle/render.ts';
+import { analyze } from '../src/pipelines/hairstyle/analysis.ts';
+import { composite, removalMask, renderHair } from '../src/pipelines/hairstyle/render.ts';
 import { variantFor } from '../src/pipelines/hairstyle/templates.ts';
-import { stageTimer } from '../src/pipelines/types.ts';
+import { stageTimer } from '../src/domain/stage-timer.ts';
+import { inpaint } from '../src/steps/inpaint.ts';
 import { decodeImage } from '../src/imaging/image.ts';
 
 const [what, file, ...rest] = process.argv.slice(2);

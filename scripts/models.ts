@@ -9,8 +9,7 @@
 //           outputs on the fixture photos; run after a deliberate change (and bump algorithm_version)
 import { parseConfig } from '../src/config/env.ts';
 import fs from 'node:fs';
-import path from 'node:path';
-import { fetchAll, isFetched, pinGenerated, pinTfjs, sha256File } from '../src/models/fetch-graphs.ts';
+import { fetchAll, isFetched, pinGenerated, pinTfjs, sha256File } from '../src/tooling/fetch-graphs.ts';
 import { loadRegistry } from '../src/models/registry.ts';
 import { compareGolden, computeGolden, goldenPath, readGolden, writeGolden } from './lib/golden.ts';
 
@@ -52,16 +51,8 @@ switch (cmd) {
     for (const v of registry.versions.values()) {
       const raw = JSON.parse(fs.readFileSync(v.file, 'utf8')) as {
         graphs: Record<string, { sha256: string; source: Record<string, unknown> }>;
-        assets?: Record<string, { path: string; sha256: string }>;
       };
       let changed = false;
-      for (const a of Object.values(raw.assets ?? {})) {
-        const sha = sha256File(path.resolve(a.path));
-        if (sha !== a.sha256) {
-          a.sha256 = sha;
-          changed = true;
-        }
-      }
       for (const [g, spec] of Object.entries(v.manifest.graphs)) {
         if (spec.source.type === 'generated') {
           const pinned = pinGenerated(spec.source.builder, spec.source.params);

@@ -91,10 +91,10 @@ async function imageDigest(bytes: Uint8Array): Promise<ImageDigest> {
     for (let x = 0; x < W; x++) {
       const g = gy * GRID + Math.min(GRID - 1, Math.floor((x * GRID) / W));
       const o = (y * W + x) * 3;
-      sum[3 * g] += data[o]!;
-      sum[3 * g + 1] += data[o + 1]!;
-      sum[3 * g + 2] += data[o + 2]!;
-      count[g]++;
+      sum[3 * g]! += data[o]!;
+      sum[3 * g + 1]! += data[o + 1]!;
+      sum[3 * g + 2]! += data[o + 2]!;
+      count[g]!++;
     }
   }
   const thumb = Buffer.from(Array.from(sum, (s, i) => Math.round(s / Math.max(1, count[Math.floor(i / 3)]!))));
@@ -110,9 +110,7 @@ export async function computeGolden(registry: Registry, v: ModelVersion): Promis
   try {
     const out: GoldenFile['cases'] = {};
     for (const c of cases) {
-      const arrays = await c.files();
-      const files: Record<string, Uint8Array> = {};
-      for (const [k, list] of Object.entries(arrays)) list.forEach((b, i) => (files[Array.isArray(c.input[k]) ? `${k}.${i}` : k] = b));
+      const files = await c.files();
       const result = await runner.run({ params: v.manifest.params, session: (g) => sessions.get(v.id, g), maxPixels: 4e7 }, c.input, files);
       const digests: Record<string, Digest> = {};
       for (const f of result.files) {

@@ -2,7 +2,8 @@
 // Every error leaves through one handler that turns catalog errors into the response envelope.
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AppError, isAppError } from '../errors/codes.ts';
-import type { Registry } from '../models/registry.ts';
+import type { ModelVersion, Registry } from '../models/registry.ts';
+import type { JobKind } from '../domain/job.ts';
 import type { Accounts } from '../store/accounts.ts';
 import type { BlobStore } from '../store/blob-store.ts';
 import type { TaskStore } from '../store/task-store.ts';
@@ -35,8 +36,8 @@ export interface AppDeps {
     store: JobStore;
     fileMaxBytes: number;
     retentionMs: number;
-    hairstyleVersion: string | undefined;
-    tryonVersion: string | undefined;
+    /** The version each job API runs (resolved at start-up; undefined: none installed). */
+    versions: Readonly<Record<JobKind, ModelVersion | undefined>>;
   };
   readyRequiresWorker: boolean;
   logLevel: string;

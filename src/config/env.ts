@@ -35,6 +35,18 @@ const EnvSchema = z.object({
   ORT_INTRA_OP_THREADS: int(0, 256).default(0),
   /** Let onnxruntime's intra-op threads spin between runs: faster alone, slower in a busy process. @defaultValue false */
   ORT_ALLOW_SPINNING: bool.default(false),
+  /**
+   * Deadline of one pipeline run on an inference thread. Past it the attempt fails with
+   * INFERENCE_TIMEOUT (retried once) and a new thread takes the slot; the old one exits when its
+   * run ends (see PipelinePool.expire). @defaultValue 120000
+   */
+  INFERENCE_TIMEOUT_MS: int(100).default(120_000),
+  /**
+   * libvips threads per sharp operation (sharp.concurrency). Tasks already run in parallel on
+   * WORKER_CONCURRENCY inference threads beside onnxruntime's intra-op threads, so one avoids
+   * oversubscribing the cores. 0 = libvips' own default (one per core). @defaultValue 1
+   */
+  SHARP_CONCURRENCY: int(0, 256).default(1),
   /** BullMQ lock of a running task; a dead worker's task is re-queued after about this long. @defaultValue 30000 */
   JOB_LOCK_MS: int(500).default(30_000),
   /** How often workers look for stalled (orphaned) tasks. @defaultValue 15000 */
@@ -91,61 +103,16 @@ const EnvSchema = z.object({
 
 export type Env = z.infer<typeof EnvSchema>;
 
-export interface Config {
-  readonly port: number;
-  readonly host: string;
-  readonly publicBaseUrl: string;
-  readonly redisUrl: string | undefined;
-  readonly redisPrefix: string;
-  readonly dataDir: string;
-  readonly blobDir: string;
-  readonly modelsDir: string;
-  readonly executionProvider: 'cpu' | 'cuda' | 'webgpu';
-  readonly workerConcurrency: number;
-  /** Names or ids to warm; undefined = every version. */
-  readonly warmVersions: readonly string[] | undefined;
-  readonly ortIntraOpThreads: number;
-  readonly ortAllowSpinning: boolean;
-  readonly jobLockMs: number;
-  readonly stalledIntervalMs: number;
-  readonly maxStalled: number;
-  readonly jobAttempts: number;
-  readonly drainTimeoutMs: number;
-  readonly input: {
-    readonly maxBytes: number;
-    readonly timeoutMs: number;
-    readonly maxRedirects: number;
-    readonly maxPixels: number;
-  };
-  readonly bodyMaxBytes: number;
-  readonly allowPrivateUrls: boolean;
-  readonly jobs: {
-    readonly fileMaxBytes: number;
-    readonly hairstyleVersion: string | undefined;
-    readonly tryonVersion: string | undefined;
-  };
-  readonly webhook: {
-    readonly timeoutMs: number;
-    readonly windowMs: number;
-    readonly baseDelayMs: number;
-    readonly minAttempts: number;
-    readonly concurrency: number;
-  };
-  readonly retention: {
-    readonly taskMs: number;
-    readonly jobMs: number;
-    readonly recordTtlMs: number;
-    readonly sweepIntervalMs: number;
-  };
-  readonly defaultCredits: number;
-  readonly readyRequiresWorker: boolean;
-  readonly logLevel: Env['LOG_LEVEL'];
-}
+/**
+ * The parsed configuration: its type is what parseConfig builds from the schema, so it is never
+ * restated by hand (each setting is documented once, in EnvSchema).
+ */
+export type Config = ReturnType<typeof parseConfig>;
 
 export class ConfigError extends Error {}
 
 /** Parses an environment (process.env by default) into a frozen Config. Throws ConfigError naming each bad variable. */
-export function parseConfig(env: NodeJS.ProcessEnv = process.env): Config {
+export function parseConfig(env: NodeJS.ProcessEnv = process.env) {
   // Empty strings mean "unset", the way shells and compose files pass them.
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = EnvSchema.safeParse(cleaned);
@@ -171,6 +138,8 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // One core is left to the event loop (Redis, downloads) and libvips: measured faster end to end.
     ortIntraOpThreads: e.ORT_INTRA_OP_THREADS || Math.max(1, Math.floor((cores - 1) / e.WORKER_CONCURRENCY)),
     ortAllowSpinning: e.ORT_ALLOW_SPINNING,
+    inferenceTimeoutMs: e.INFERENCE_TIMEOUT_MS,
+    sharpConcurrency: e.SHARP_CONCURRENCY,
     jobLockMs: e.JOB_LOCK_MS,
     stalledIntervalMs: e.STALLED_INTERVAL_MS,
     maxStalled: e.MAX_STALLED,

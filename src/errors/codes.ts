@@ -34,8 +34,15 @@ export const ErrorCatalog = {
   FACE_TILTED: { status: 422, retryable: false, message: 'the face is tilted too far' },
   MODEL_UNAVAILABLE: { status: 500, retryable: false, message: 'model graph is not available on this worker' },
   INFERENCE_FAILED: { status: 500, retryable: true, message: 'model run failed' },
+  /**
+   * The run passed INFERENCE_TIMEOUT_MS; its thread was terminated and replaced. Retried once: the
+   * second timeout of the same task fails it (task-processor counts them in the job's data).
+   */
+  INFERENCE_TIMEOUT: { status: 500, retryable: true, message: 'model run took too long' },
   WORKER_LOST: { status: 500, retryable: false, message: 'the task lost its worker too many times' },
   INTERNAL: { status: 500, retryable: true, message: 'internal error' },
+  /** A defect (TypeError, RangeError, ZodError ...): the same input fails the same way, so never retried. */
+  PROGRAM_ERROR: { status: 500, retryable: false, message: 'internal error' },
 } as const satisfies Record<string, { status: number; retryable: boolean; message: string }>;
 
 export type ErrorCode = keyof typeof ErrorCatalog;
@@ -76,11 +83,40 @@ export function isAppError(e: unknown): e is AppError {
   return e instanceof AppError;
 }
 
-/** Any thrown value as an AppError; unknown errors become INTERNAL (retryable) keeping the cause. */
+/**
+ * Errors that mean a defect in our code or a schema mismatch, not bad luck: retrying runs the same
+ * code on the same input. Matched by name so a ZodError from any zod copy (and one re-created on
+ * the other side of a thread boundary) counts. V8's "Array buffer allocation failed" is a
+ * RangeError too, but it is memory pressure, which another attempt (maybe on another worker) can
+ * survive, so it stays retryable.
+ */
+const PROGRAM_ERROR_NAMES = new Set(['TypeError', 'RangeError', 'ReferenceError', 'SyntaxError', 'EvalError', 'URIError', 'ZodError']);
+
+export function isProgramError(e: unknown): e is Error {
+  if (!(e instanceof Error) || !PROGRAM_ERROR_NAMES.has(e.name)) return false;
+  return !(e.name === 'RangeError' && /allocation failed/i.test(e.message));
+}
+
+/**
+ * Any thrown value as an AppError, keeping the cause: defects (isProgramError) become PROGRAM_ERROR
+ * (not retried) with the error's name in `details.name`; anything else unknown becomes INTERNAL
+ * (retryable). Both codes survive toJSON/fromJSON across the inference-thread boundary.
+ */
 export function toAppError(e: unknown): AppError {
   if (e instanceof AppError) return e;
+  if (isProgramError(e)) return new AppError('PROGRAM_ERROR', `${e.name}: ${e.message}`, { name: e.name }, { cause: e });
   const message = e instanceof Error ? e.message : String(e);
   return new AppError('INTERNAL', message, undefined, { cause: e });
+}
+
+/**
+ * Whether a failed task attempt is its last. Not retryable, or the attempts are used up; and a run
+ * that timed out is retried once only: a second timeout means the input itself is slow (or hangs
+ * the model), and each try holds an inference thread for the whole deadline.
+ */
+export function isFinalFailure(err: AppError, attempt: { number: number; max: number; inferenceTimeouts?: number }): boolean {
+  if (!err.retryable || attempt.number >= attempt.max) return true;
+  return err.code === 'INFERENCE_TIMEOUT' && (attempt.inferenceTimeouts ?? 0) >= 1;
 }
 
 /**

@@ -7,6 +7,24 @@ import { AppError } from '../errors/codes.ts';
 // Inputs are one-off: libvips' operation cache only holds memory here.
 sharp.cache(false);
 
+export interface SharpSettings {
+  /** libvips threads per operation; 0 = libvips' default (one per core). */
+  concurrency: number;
+}
+
+/**
+ * Sets libvips' thread count per operation. It is one value for the whole process, and sharp's
+ * own module code resets it (to 1 on glibc without jemalloc, unless MALLOC_ARENA_MAX is set; to
+ * the core count otherwise) each time a thread first imports sharp: so every inference thread
+ * calls this after its imports, with the same value, as does the main thread.
+ * Default 1: tasks run in parallel across inference threads, each beside onnxruntime's intra-op
+ * threads, so more libvips threads per operation only oversubscribe the cores (measured: see
+ * README "Benchmarks"). The operation cache stays off (above).
+ */
+export function configureSharp(settings: SharpSettings): void {
+  sharp.concurrency(settings.concurrency);
+}
+
 /**
  * On glibc Linux, sharp's shared libraries must be loaded by the main thread before worker threads
  * use sharp, so they stay loaded until every thread is done (sharp docs, "Worker threads").

@@ -1,25 +1,50 @@
-// Binary morphology on 0/1 masks (pure JS: small masks, no library round trip).
+// Binary morphology on 0/1 masks, kept in JS rather than sharp's dilate/erode (libvips morph):
+// measured on a 1000x1000 0/1 mask (an ellipse with 4000 flipped pixels), 2 shared cores, median
+// of 21 runs, sharp.concurrency 1:
+//   radius           1       5      10      15
+//   this (ms)       15      21      21      20    O(1) per pixel: sliding counts, any radius
+//   sharp (ms)      13      21      33      59    incl. 0/1 <-> 0/255 copies (call alone 3, 9, 23, 47)
+//   previous JS     19      43      58      63    (scan of the window per pixel)
+// Results are identical pixel for pixel (test/unit/morphology.test.ts checks against sharp). The callers use radius ~3-15 (min(W, H) / 150, face
+// scale * 0.015) on 0/1 masks in synchronous code, where this is as fast or faster and needs no
+// async round trip through libvips. Note sharp names the operations for a dark foreground: on a
+// white-on-black mask its erode() grows the white and its dilate() shrinks it.
 
-/** Square dilation (value 1) or erosion (value 0) by radius r, separable: rows, then columns. */
+/** Square dilation (pick 1) or erosion (pick 0) by radius r, separable: rows, then columns. */
 function morph(mask: Uint8Array, W: number, H: number, r: number, pick: 0 | 1): Uint8Array {
+  const miss = 1 - pick;
   const tmp = new Uint8Array(mask.length);
   const out = new Uint8Array(mask.length);
+  // Rows: n counts the `pick` pixels in [x - r, x + r], kept as the window slides.
   for (let y = 0; y < H; y++) {
+    const row = y * W;
+    let n = 0;
+    for (let k = 0; k <= Math.min(r, W - 1); k++) if (mask[row + k] === pick) n++;
     for (let x = 0; x < W; x++) {
-      let v = 1 - pick;
-      for (let k = Math.max(0, x - r); k <= Math.min(W - 1, x + r); k++) if (mask[y * W + k] === pick) { v = pick; break; }
-      tmp[y * W + x] = v;
+      tmp[row + x] = n > 0 ? pick : miss;
+      if (x + r + 1 < W && mask[row + x + r + 1] === pick) n++;
+      if (x - r >= 0 && mask[row + x - r] === pick) n--;
     }
   }
-  for (let x = 0; x < W; x++) {
-    for (let y = 0; y < H; y++) {
-      let v = 1 - pick;
-      for (let k = Math.max(0, y - r); k <= Math.min(H - 1, y + r); k++) if (tmp[k * W + x] === pick) { v = pick; break; }
-      out[y * W + x] = v;
+  // Columns, walked in row order: one count per column of the `pick` pixels in rows [y - r, y + r].
+  const n = new Int32Array(W);
+  for (let k = 0; k <= Math.min(r, H - 1); k++) {
+    const row = k * W;
+    for (let x = 0; x < W; x++) if (tmp[row + x] === pick) n[x]!++;
+  }
+  for (let y = 0; y < H; y++) {
+    const row = y * W;
+    for (let x = 0; x < W; x++) out[row + x] = n[x]! > 0 ? pick : miss;
+    if (y + r + 1 < H) {
+      const add = (y + r + 1) * W;
+      for (let x = 0; x < W; x++) if (tmp[add + x] === pick) n[x]!++;
+    }
+    if (y - r >= 0) {
+      const drop = (y - r) * W;
+      for (let x = 0; x < W; x++) if (tmp[drop + x] === pick) n[x]!--;
     }
   }
   return out;
 }
-
 export const dilate = (mask: Uint8Array, W: number, H: number, r: number): Uint8Array => morph(mask, W, H, r, 1);
 export const erode = (mask: Uint8Array, W: number, H: number, r: number): Uint8Array => morph(mask, W, H, r, 0);

@@ -1,4 +1,13 @@
 // Content sniffing by magic bytes: the declared Content-Type and file name are never trusted.
+//
+// Kept beside sharp's metadata().format on purpose. For JPEG, PNG and WebP the two agree (libvips
+// picks its loader by these same signatures; test/unit/sniff-and-config.test.ts checks it), but
+// metadata() hands untrusted bytes to whichever libvips loader claims them first: librsvg (SVG is
+// XML), libtiff, libheif, GIF ... This allowlist runs before any of them, synchronously, where an
+// input arrives (API upload, worker download), and gives INPUT_NOT_IMAGE naming the first bytes.
+// sharp.block() could restrict the loaders instead, but it is process-wide and would also refuse
+// the SVG overlays that scripts and test helpers draw in the same process. The decoding itself
+// (imaging/image.ts) then reads the header with sharp, and a corrupt one fails there.
 export type ImageType = 'jpeg' | 'png' | 'webp';
 
 export const IMAGE_MIME: Readonly<Record<ImageType, string>> = {

@@ -5,7 +5,9 @@ import { ConfigError, loadConfig } from '../config/env.ts';
 import { startEmbeddedRedis, type EmbeddedRedis } from './embedded-redis.ts';
 import { createLogger } from './logger.ts';
 import { closeApp } from '../api/app.ts';
-import { createApi, createServices, createWorker, onShutdown } from './services.ts';
+import { createServices, onShutdown } from './services.ts';
+import { createApi } from './api-root.ts';
+import { createWorker } from './worker-root.ts';
 
 let embedded: EmbeddedRedis | undefined;
 try {

@@ -2,7 +2,8 @@
 import { ConfigError, loadConfig } from '../config/env.ts';
 import { createLogger } from './logger.ts';
 import { closeApp } from '../api/app.ts';
-import { createApi, createServices, onShutdown } from './services.ts';
+import { createServices, onShutdown } from './services.ts';
+import { createApi } from './api-root.ts';
 
 try {
   const config = loadConfig();

@@ -1,9 +1,10 @@
-// Wiring shared by the entry points: the stores, the queue and the registry over one Redis.
-import { loadRegistry, type Registry } from '../models/registry.ts';
-import type { VersionId } from '../domain/version-id.ts';
-import { staleAssets } from '../models/fetch-graphs.ts';
-import { PIPELINE_INPUTS } from '../pipelines/inputs.ts';
-import type { Config } from '../config/env.ts';
+// The part of the composition shared by both processes: config-driven stores, the queue producer,
+// the outbox loops and the registry over one Redis. It loads no inference code: the API's root
+// (api-root.ts) adds HTTP, the worker's root (worker-root.ts) adds inference threads and consumers.
+import { loadRegistry, RegistryError, type ModelVersion, type Registry } from '../models/registry.ts';
+import { checkVersionsAgainstSpecs } from '../pipelines/specs.ts';
+import type { JobKind } from '../domain/job.ts';
+import { ConfigError, type Config } from '../config/env.ts';
 import type { Logger } from '../domain/logger.ts';
 import { Accounts } from '../store/accounts.ts';
 import { LocalBlobStore, type BlobStore } from '../store/blob-store.ts';
@@ -14,12 +15,9 @@ import { JobStore } from '../store/job-store.ts';
 import { Schedule } from '../store/schedules.ts';
 import { TaskQueue } from '../queue/task-queue.ts';
 import { TaskSubmitter } from '../queue/task-submitter.ts';
-import { PipelinePool } from '../queue/pipeline-pool.ts';
-import { TaskWorker } from '../queue/task-worker.ts';
 import { OutboundHttp } from '../queue/outbound-http.ts';
 import { RetentionSweeper } from '../queue/retention-sweeper.ts';
-import { WebhookDispatcher, WebhookWorker, type WebhookSettings } from '../queue/webhooks.ts';
-import { buildApp } from '../api/app.ts';
+import { WebhookDispatcher, type WebhookSettings } from '../queue/webhooks.ts';
 
 export interface Services {
   redis: RedisClient;
@@ -32,6 +30,8 @@ export interface Services {
   /** Creates, charges and queues tasks (with the enqueue outbox behind it). */
   submitter: TaskSubmitter;
   registry: Registry;
+  /** The version each job API runs (resolved at start-up). */
+  jobVersions: Readonly<Record<JobKind, ModelVersion | undefined>>;
   http: OutboundHttp;
   /** Queues webhook events from the outbox (runs in every process). */
   dispatcher: WebhookDispatcher;
@@ -43,20 +43,38 @@ export interface Services {
   close(): Promise<void>;
 }
 
-/** Loads the registry and checks every version names a known pipeline (fails loudly at start-up). */
+/**
+ * Loads the registry and checks every version names a known pipeline with the algorithm version
+ * its code implements (fails loudly at start-up, naming the manifest file).
+ */
 export function loadCheckedRegistry(modelsDir: string): Registry {
   const registry = loadRegistry(modelsDir);
-  for (const v of registry.versions.values()) {
-    if (!PIPELINE_INPUTS[v.manifest.pipeline]) {
-      throw new Error(`${v.file}: unknown pipeline "${v.manifest.pipeline}" (known: ${Object.keys(PIPELINE_INPUTS).join(', ')})`);
-    }
-    const stale = staleAssets(v.manifest.assets);
-    if (stale.length) throw new Error(`${v.file}: assets changed since the version was pinned: ${stale.join(', ')} (run npm run models -- pin)`);
-  }
+  checkVersionsAgainstSpecs(registry.versions.values());
   return registry;
 }
 
+/**
+ * The versions the job APIs run, resolved once at start-up: HAIRSTYLE_VERSION / TRYON_VERSION
+ * (a name or id) when set, else the first version of the pipeline by name. A setting that names no
+ * such version fails start-up with the variable's name; a pipeline with no version is undefined
+ * (its jobs then fail with "no model version installed").
+ */
+export function resolveJobVersions(config: Config, registry: Registry): Readonly<Record<JobKind, ModelVersion | undefined>> {
+  const one = (variable: string, pipeline: string, preferred: string | undefined) => {
+    try {
+      return registry.defaultFor(pipeline, preferred);
+    } catch (e) {
+      if (e instanceof RegistryError) throw new ConfigError(`${variable}: ${e.message}`);
+      throw e;
+    }
+  };
+  return { hairstyle: one('HAIRSTYLE_VERSION', 'hairstyle', config.jobs.hairstyleVersion), tryon: one('TRYON_VERSION', 'tryon', config.jobs.tryonVersion) };
+}
+
 export function createServices(config: Config, redisUrl: string, log: Logger): Services {
+  // Registry and settings first: a bad manifest or version setting fails before any connection.
+  const registry = loadCheckedRegistry(config.modelsDir);
+  const jobVersions = resolveJobVersions(config, registry);
   const redis = connectRedis(redisUrl, { name: 'stores' });
   const keys = keyspace(config.redisPrefix);
   const queue = new TaskQueue({ redisUrl, prefix: config.redisPrefix, attempts: config.jobAttempts });
@@ -79,7 +97,8 @@ export function createServices(config: Config, redisUrl: string, log: Logger): S
     workers: new WorkerRegistry(redis, keys),
     queue,
     submitter,
-    registry: loadCheckedRegistry(config.modelsDir),
+    registry,
+    jobVersions,
     http,
     dispatcher,
     sweeper,
@@ -98,105 +117,6 @@ export function createServices(config: Config, redisUrl: string, log: Logger): S
       redis.disconnect();
     },
   };
-}
-
-export function createApi(config: Config, s: Services) {
-  return buildApp({
-    tasks: s.tasks,
-    accounts: s.accounts,
-    blobs: s.blobs,
-    queue: s.queue,
-    submitter: s.submitter,
-    registry: s.registry,
-    workers: s.workers,
-    http: s.http,
-    publicBaseUrl: config.publicBaseUrl,
-    bodyMaxBytes: config.bodyMaxBytes,
-    maxPixels: config.input.maxPixels,
-    jobs: {
-      store: s.jobs,
-      fileMaxBytes: config.jobs.fileMaxBytes,
-      retentionMs: config.retention.jobMs,
-      hairstyleVersion: config.jobs.hairstyleVersion,
-      tryonVersion: config.jobs.tryonVersion,
-    },
-    readyRequiresWorker: config.readyRequiresWorker,
-    logLevel: config.logLevel,
-  });
-}
-
-export interface WorkerParts {
-  worker: TaskWorker;
-  pool: PipelinePool;
-  webhooks: WebhookWorker;
-  start(): Promise<void>;
-  close(): Promise<void>;
-}
-
-/**
- * A worker: task runner with its inference-thread pool (every version in the registry loaded on
- * each thread) and the webhook deliverer.
- */
-export function createWorker(config: Config, s: Services, redisUrl: string, log: Logger): WorkerParts {
-  const pool = new PipelinePool(
-    {
-      modelsDir: config.modelsDir,
-      provider: config.executionProvider,
-      intraOpThreads: config.ortIntraOpThreads,
-      allowSpinning: config.ortAllowSpinning,
-      maxPixels: config.input.maxPixels,
-      warm: warmList(config, s.registry),
-    },
-    config.workerConcurrency,
-    (message) => log.warn(message),
-  );
-  const worker = new TaskWorker(
-    {
-      tasks: s.tasks,
-      blobs: s.blobs,
-      registry: s.registry,
-      pool,
-      limits: config.input,
-      http: s.http,
-      log,
-      workers: s.workers,
-      onEnded: () => void s.dispatcher.flush().catch((e: Error) => log.warn({ err: e.message }, 'webhook outbox flush failed')),
-    },
-    {
-      redisUrl,
-      prefix: config.redisPrefix,
-      concurrency: config.workerConcurrency,
-      lockMs: config.jobLockMs,
-      stalledIntervalMs: config.stalledIntervalMs,
-      maxStalled: config.maxStalled,
-      drainTimeoutMs: config.drainTimeoutMs,
-    },
-  );
-  const webhooks = new WebhookWorker({ accounts: s.accounts, http: s.http, log }, s.webhookSettings);
-  return {
-    worker,
-    pool,
-    webhooks,
-    async start() {
-      await webhooks.start();
-      await worker.start();
-    },
-    async close() {
-      await worker.close();
-      await webhooks.close();
-      await pool.close();
-    },
-  };
-}
-
-/** The versions a worker loads at start (WARM_VERSIONS, by name or id; default all). Unknown ones fail start-up. */
-function warmList(config: Config, registry: Registry): VersionId[] {
-  if (!config.warmVersions) return [...registry.versions.keys()];
-  return config.warmVersions.map((w) => {
-    const v = registry.byName(w) ?? registry.get(w as VersionId);
-    if (!v) throw new Error(`WARM_VERSIONS: unknown version "${w}"`);
-    return v.id;
-  });
 }
 
 /** Runs `stop` once on SIGINT/SIGTERM, then exits. */

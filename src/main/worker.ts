@@ -2,7 +2,8 @@
 // Run one per GPU (or several per node on CPU); SIGTERM drains.
 import { ConfigError, loadConfig } from '../config/env.ts';
 import { createLogger } from './logger.ts';
-import { createServices, createWorker, onShutdown } from './services.ts';
+import { createServices, onShutdown } from './services.ts';
+import { createWorker } from './worker-root.ts';
 
 try {
   const config = loadConfig();

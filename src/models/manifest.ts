@@ -32,7 +32,7 @@ export const TfjsSourceSchema = z.strictObject({
   importer: z.literal(TFJS_IMPORTER),
 });
 
-/** A graph the project builds itself (src/models/generated/), from a named builder and its parameters. */
+/** A graph the project builds itself (src/tooling/generated/), from a named builder and its parameters. */
 export const GeneratedSourceSchema = z.strictObject({
   type: z.literal('generated'),
   builder: z.string().min(1),
@@ -70,11 +70,6 @@ export const ManifestSchema = z.strictObject({
     notes: z.string().optional(),
   }),
   provenance: z.string().min(1),
-  /**
-   * Source files a version's behaviour depends on beyond its graphs (e.g. hairstyle templates),
-   * pinned by sha256 so the version id changes when they do; checked at start-up.
-   */
-  assets: z.record(z.string(), z.strictObject({ path: z.string().min(1), sha256: Sha256 })).optional(),
 });
 
 export type Manifest = z.infer<typeof ManifestSchema>;

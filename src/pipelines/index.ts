@@ -1,27 +1,29 @@
-// Pipeline name -> runner. Checked against PIPELINE_INPUTS and the registry at start-up.
+// Pipeline name -> runner (loaded by inference threads only). Checked against the spec table and
+// the registry at worker start-up.
 import { faceDetection } from './face-detection/pipeline.ts';
 import { faceLandmarks } from './face-landmarks/pipeline.ts';
 import { faceParsing } from './face-parsing/pipeline.ts';
+import { hairstyle } from './hairstyle/pipeline.ts';
 import { personSegmentation } from './person-segmentation/pipeline.ts';
 import { pose } from './pose/pipeline.ts';
-import { hairstyle } from './hairstyle/pipeline.ts';
+import { PIPELINE_SPECS, checkVersionsAgainstSpecs, type ManifestRef } from './specs.ts';
 import { tryon } from './tryon/pipeline.ts';
-import { PIPELINE_INPUTS } from './inputs.ts';
 import type { PipelineRunner } from './types.ts';
 
-export const PIPELINES: Readonly<Record<string, PipelineRunner>> = {
-  'face-detection': faceDetection,
-  'face-landmarks': faceLandmarks,
-  'face-parsing': faceParsing,
-  'person-segmentation': personSegmentation,
-  pose,
-  hairstyle,
-  tryon,
-};
+export const PIPELINES: Readonly<Record<string, PipelineRunner>> = Object.freeze(
+  Object.fromEntries([faceDetection, faceLandmarks, faceParsing, personSegmentation, pose, hairstyle, tryon].map((r) => [r.spec.name, r])),
+);
 
-/** Fails loudly when a pipeline lacks its input spec or runner. */
-export function checkPipelineTables(): void {
+/**
+ * Fails loudly when the runner and spec tables disagree (a pipeline without its runner or spec, or
+ * a runner built on another spec object) or when a version does not fit its pipeline.
+ */
+export function checkPipelineTables(versions: Iterable<ManifestRef> = []): void {
   const a = Object.keys(PIPELINES).sort().join(',');
-  const b = Object.keys(PIPELINE_INPUTS).sort().join(',');
-  if (a !== b) throw new Error(`pipeline tables disagree: runners [${a}] vs inputs [${b}]`);
+  const b = Object.keys(PIPELINE_SPECS).sort().join(',');
+  if (a !== b) throw new Error(`pipeline tables disagree: runners [${a}] vs specs [${b}]`);
+  for (const [name, runner] of Object.entries(PIPELINES)) {
+    if (runner.spec !== PIPELINE_SPECS[name]) throw new Error(`pipeline ${name}: its runner is not built on the spec the API validates with`);
+  }
+  checkVersionsAgainstSpecs(versions);
 }

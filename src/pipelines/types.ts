@@ -2,7 +2,9 @@
 // parameters in, files and stage timings out. It never touches Redis or HTTP; the caller
 // downloads inputs and stores outputs.
 import type { StageTimings } from '../domain/task.ts';
+import { AppError } from '../errors/codes.ts';
 import type { ModelSession } from '../models/onnx.ts';
+import type { PipelineSpec } from './spec.ts';
 
 export interface OutputFile {
   /** File name under the task's output folder, e.g. "faces.json". */
@@ -29,54 +31,32 @@ export interface PipelineContext {
   maxPixels: number;
 }
 
+/** Input files by field, each field a list (one item for a single-file field), in input order. */
+export type PipelineFiles<F extends string = string> = Readonly<Record<F, readonly Uint8Array[]>>;
+
+/** A pipeline as the inference thread runs it: raw task input in, validated by the spec first. */
 export interface PipelineRunner {
-  run(ctx: PipelineContext, input: Record<string, unknown>, files: Record<string, Uint8Array>): Promise<PipelineResult>;
+  readonly spec: PipelineSpec;
+  run(ctx: PipelineContext, input: Record<string, unknown>, files: PipelineFiles): Promise<PipelineResult>;
 }
 
-export interface StageTimer {
-  stages: StageTimings;
-  /** Milliseconds spent in model runs (infer) so far. */
-  readonly predictMs: number;
-  /** Times a stage. */
-  time<T>(stage: string, fn: () => Promise<T> | T): Promise<T>;
-  /** Times a stage that is a model run; its time also counts as predict time. */
-  infer<T>(stage: string, fn: () => Promise<T>): Promise<T>;
-}
-
-/** Stage names a shared model step reports under: the usual three, or a pipeline's own names. */
-export type StepStages = readonly [pre: string, infer: string, post: string];
-export const MODEL_STAGES: StepStages = ['preprocess', 'inference', 'postprocess'];
-
-/** Stopwatch that appends [stage, ms] pairs (a stage met twice is summed under one name). */
-export function stageTimer(): StageTimer {
-  const stages: StageTimings = [];
-  let predictMs = 0;
-  const add = (stage: string, ms: number) => {
-    const hit = stages.find(([s]) => s === stage);
-    if (hit) hit[1] += ms;
-    else stages.push([stage, ms]);
-  };
-  const time = async <T>(stage: string, fn: () => Promise<T> | T): Promise<T> => {
-    const t0 = performance.now();
-    try {
-      return await fn();
-    } finally {
-      add(stage, performance.now() - t0);
-    }
-  };
+/**
+ * One typed table entry per pipeline: its spec and a `run` that receives the parsed input and one
+ * list of files per file field (checked present and non-empty here, so runs need not).
+ */
+export function definePipeline<I extends Record<string, unknown>, F extends string>(
+  spec: PipelineSpec<I, F>,
+  run: (ctx: PipelineContext, input: I, files: PipelineFiles<F>) => Promise<PipelineResult>,
+): PipelineRunner {
   return {
-    stages,
-    get predictMs() {
-      return predictMs;
-    },
-    time,
-    async infer(stage, fn) {
-      const t0 = performance.now();
-      try {
-        return await time(stage, fn);
-      } finally {
-        predictMs += performance.now() - t0;
+    spec: spec as unknown as PipelineSpec,
+    async run(ctx, raw, files) {
+      const input = spec.input.parse(raw);
+      for (const field of spec.fileFields) {
+        if (!files[field]?.length) throw new AppError('INPUT_INVALID', `input.${field}: file missing`);
       }
+      return run(ctx, input, files as PipelineFiles<F>);
     },
   };
 }
+

@@ -1,12 +1,19 @@
 // A fixed pool of inference threads (queue/pipeline-thread.ts). The worker process's main thread
 // only does I/O (BullMQ, Redis lock renewal, downloads, blob writes); every pipeline runs here.
-// A thread that dies fails its in-flight request with a retryable error and is replaced.
+// A thread that dies fails its in-flight request with a retryable error and is replaced. A run that
+// passes its deadline fails with INFERENCE_TIMEOUT; its thread is terminated and replaced at once.
+//
+// Why not piscina: it would give the queue, respawn and (with an AbortSignal per task) termination
+// of a thread whose task is aborted, but not this pool's start-up protocol (each thread loads its
+// warm versions and reports ready with its providers, or fails start-up; 'warn' messages from
+// the session cache), and it takes a module file name where Node 20 needs the tsx boot below for
+// a .ts entry. The deadline is ~30 lines here; a dependency plus side channels would be more.
 import { Worker } from 'node:worker_threads';
 import { AppError, type SerializedAppError } from '../errors/codes.ts';
-import { ensureSharpLoadedInMainThread } from '../imaging/image.ts';
+import { configureSharp, ensureSharpLoadedInMainThread } from '../imaging/image.ts';
 import type { VersionId } from '../domain/version-id.ts';
 import type { ExecutionProvider } from '../models/onnx.ts';
-import type { PipelineResult } from '../pipelines/types.ts';
+import type { PipelineFiles, PipelineResult } from '../pipelines/types.ts';
 
 export interface ThreadInit {
   modelsDir: string;
@@ -16,9 +23,22 @@ export interface ThreadInit {
   maxPixels: number;
   /** Versions whose sessions each thread loads at start, before it takes requests. */
   warm: VersionId[];
+  /** libvips threads per sharp operation (sharp.concurrency), set by each thread: see configureSharp. */
+  sharpConcurrency?: number;
 }
 
-export type ThreadRequest = { type: 'run'; id: number; version: VersionId; input: Record<string, unknown>; files: Record<string, Uint8Array> };
+export interface PoolSettings {
+  /**
+   * Deadline of one run, counted from the moment a ready thread takes it (queueing and a new
+   * thread's warm-up are not counted; a version loaded on first use is).
+   */
+  runTimeoutMs: number;
+}
+
+export type ThreadRequest = { type: 'run'; id: number; version: VersionId; input: Record<string, unknown>; files: PipelineFiles };
+
+/** Leave once the current run settles (sent to a thread whose run passed its deadline). */
+export type ThreadControl = { type: 'retire' };
 
 export type ThreadResponse =
   | { type: 'done'; id: number; result: PipelineResult }
@@ -46,6 +66,8 @@ interface Slot {
   worker: Worker;
   busy: Pending | null;
   ready: boolean;
+  /** Deadline timer of the busy run, once the thread is ready. */
+  deadline?: NodeJS.Timeout;
 }
 
 interface Readiness {
@@ -64,6 +86,9 @@ const BOOT_TS = IS_TS
   : '';
 /** A thread that dies before it is ready is restarted after this delay, not in a tight loop. */
 const RESPAWN_DELAY_MS = 1_000;
+const DEFAULT_SETTINGS: PoolSettings = { runTimeoutMs: 120_000 };
+/** Deadlines after its own that a retired thread may take to finish its run before it is terminated. */
+const RETIRE_LIMIT = 10;
 
 export class PipelinePool {
   private readonly slots: Slot[] = [];
@@ -76,10 +101,12 @@ export class PipelinePool {
     private readonly init: ThreadInit,
     private readonly slotsWanted: number,
     private readonly warn: (message: string) => void = () => {},
+    private readonly settings: PoolSettings = DEFAULT_SETTINGS,
   ) {
     // sharp's shared libraries must be loaded by the main thread before threads use them
     // (sharp docs, "worker threads"), or the process may crash when a thread exits.
     ensureSharpLoadedInMainThread();
+    if (init.sharpConcurrency !== undefined) configureSharp({ concurrency: init.sharpConcurrency });
     for (let i = 0; i < slotsWanted; i++) this.slots.push(this.spawn());
   }
 
@@ -98,12 +125,14 @@ export class PipelinePool {
       if (msg.type === 'warn') return this.warn(msg.message);
       if (msg.type === 'ready') {
         slot.ready = true;
+        this.startDeadline(slot);
         return readiness.resolve(msg.providers);
       }
       if (msg.type === 'ready-error') return readiness.reject(AppError.fromJSON(msg.error));
       if (!slot.busy || msg.id !== slot.busy.request.id) return;
       const p = slot.busy;
       slot.busy = null;
+      clearTimeout(slot.deadline);
       p?.resolve(msg);
       this.pump();
     });
@@ -120,6 +149,7 @@ export class PipelinePool {
     readiness.reject(failure);
     const p = slot.busy;
     slot.busy = null;
+    clearTimeout(slot.deadline);
     p?.reject(failure);
     if (this.closed) return;
     this.warn(`inference thread died (${e.message}); starting a new one`);
@@ -132,13 +162,59 @@ export class PipelinePool {
     else setTimeout(respawn, RESPAWN_DELAY_MS).unref();
   }
 
+  private startDeadline(slot: Slot): void {
+    const p = slot.busy;
+    if (!p || !slot.ready) return;
+    clearTimeout(slot.deadline);
+    slot.deadline = setTimeout(() => this.expire(slot, p), this.settings.runTimeoutMs);
+    slot.deadline.unref();
+  }
+
+  /**
+   * A run passed its deadline: fail it, and replace its thread at once, so a slow or hung run never
+   * holds a slot past the deadline. The old thread is asked to retire: it exits when its run
+   * settles. It is not terminate()d straight away because terminating a thread while an
+   * onnxruntime-node call is in flight aborts the whole process ("terminate called after throwing
+   * an instance of 'Napi::Error'"; reproduced with onnxruntime-node 1.30 by terminating threads
+   * mid-run, while sharp survives the same; the class of bug of microsoft/onnxruntime#13086). Nor
+   * could terminate() interrupt a native call anyway: V8 stops JavaScript only. A thread still
+   * there a deadline later is reported; one still there after RETIRE_LIMIT deadlines is stuck (in
+   * JavaScript, say), and is terminated as a last resort: should that abort the process, BullMQ
+   * hands its tasks to another worker, which beats leaking a thread per such task.
+   */
+  private expire(slot: Slot, p: Pending): void {
+    if (slot.busy !== p || this.closed) return;
+    const i = this.slots.indexOf(slot);
+    if (i < 0) return;
+    this.slots.splice(i, 1); // its 'exit' is ignored from now on (onExit finds no slot)
+    slot.busy = null;
+    const ms = this.settings.runTimeoutMs;
+    p.reject(new AppError('INFERENCE_TIMEOUT', `model run took longer than ${ms} ms; its inference thread was restarted`, { timeoutMs: ms, version: p.request.version }));
+    this.warn(`inference run of version ${p.request.version} passed its ${ms} ms deadline; retiring its thread and starting a new one`);
+    slot.worker.postMessage({ type: 'retire' } satisfies ThreadControl);
+    const late = setTimeout(() => this.warn(`a retired inference thread is still running ${ms} ms after its deadline`), ms);
+    const lastResort = setTimeout(() => {
+      this.warn(`a retired inference thread is still running ${RETIRE_LIMIT * ms} ms after its deadline; terminating it`);
+      void slot.worker.terminate();
+    }, RETIRE_LIMIT * ms);
+    late.unref();
+    lastResort.unref();
+    slot.worker.once('exit', () => {
+      clearTimeout(late);
+      clearTimeout(lastResort);
+    });
+    this.slots.push(this.spawn());
+    this.pump();
+  }
+
   private pump(): void {
     for (const slot of this.slots) {
       if (slot.busy) continue;
       const next = this.queue.shift();
       if (!next) return;
       slot.busy = next;
-      slot.worker.postMessage(next.request, transferables(Object.values(next.request.files)));
+      this.startDeadline(slot);
+      slot.worker.postMessage(next.request, transferables(Object.values(next.request.files).flat()));
     }
   }
 
@@ -156,7 +232,7 @@ export class PipelinePool {
   }
 
   /** Runs a version's pipeline on some thread. File buffers are moved to the thread when possible. */
-  async run(version: VersionId, input: Record<string, unknown>, files: Record<string, Uint8Array>): Promise<PipelineResult> {
+  async run(version: VersionId, input: Record<string, unknown>, files: PipelineFiles): Promise<PipelineResult> {
     const r = PipelinePool.unwrap(await this.submit({ type: 'run', id: this.nextId++, version, input, files }));
     if (r.type !== 'done') throw new AppError('INTERNAL', `unexpected thread reply ${r.type}`);
     return r.result;
@@ -170,6 +246,7 @@ export class PipelinePool {
   async close(): Promise<void> {
     this.closed = true;
     for (const p of this.queue.splice(0)) p.reject(new AppError('INTERNAL', 'pipeline pool closed'));
+    for (const s of this.slots) clearTimeout(s.deadline);
     await Promise.all(this.slots.splice(0).map((s) => s.worker.terminate()));
   }
 }

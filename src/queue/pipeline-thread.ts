@@ -8,12 +8,15 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { SessionCache } from '../models/sessions.ts';
 import { loadRegistry } from '../models/registry.ts';
-import { PIPELINES } from '../pipelines/index.ts';
+import { PIPELINES, checkPipelineTables } from '../pipelines/index.ts';
+import { configureSharp } from '../imaging/image.ts';
 import { AppError, toAppError } from '../errors/codes.ts';
 import type { VersionId } from '../domain/version-id.ts';
-import { transferables, type ThreadInit, type ThreadRequest, type ThreadResponse } from './pipeline-pool.ts';
+import { transferables, type ThreadControl, type ThreadInit, type ThreadRequest, type ThreadResponse } from './pipeline-pool.ts';
 
 const init = workerData as ThreadInit;
+// After the imports: this thread's first import of sharp has just reset libvips' (process-wide) concurrency.
+if (init.sharpConcurrency !== undefined) configureSharp({ concurrency: init.sharpConcurrency });
 const registry = loadRegistry(init.modelsDir);
 const sessions = new SessionCache(registry, {
   provider: init.provider,
@@ -23,7 +26,13 @@ const sessions = new SessionCache(registry, {
 });
 
 // Load the configured versions before taking requests, and say so (the worker reports ready then).
-const warmed = Promise.all(init.warm.map((v) => sessions.warm(v))).then(
+// The runners must cover the spec table the API validates with and fit every version; a mismatch
+// fails the worker's start-up (ready-error), here where the runners are loaded anyway, so the
+// worker's event loop never loads pipeline or onnxruntime code.
+const warmed = Promise.resolve()
+  .then(() => checkPipelineTables(registry.versions.values()))
+  .then(() => Promise.all(init.warm.map((v) => sessions.warm(v))))
+  .then(
   (loaded) => {
     const providers = loaded.flatMap((l) => Object.values(l).map((s) => s.provider));
     parentPort!.postMessage({ type: 'ready', providers } satisfies ThreadResponse);
@@ -50,8 +59,17 @@ async function handle(msg: ThreadRequest): Promise<ThreadResponse> {
   return { type: 'done', id: msg.id, result };
 }
 
-parentPort!.on('message', (msg: ThreadRequest) => {
-  handle(msg).then(
+let current: Promise<void> = Promise.resolve();
+
+parentPort!.on('message', (msg: ThreadRequest | ThreadControl) => {
+  if (msg.type === 'retire') {
+    // The pool gave up on this thread (a run passed its deadline) and has started another. Leave
+    // once the run settles, never during it: an exit while an onnxruntime call is in flight aborts
+    // the whole process (see PipelinePool.expire).
+    void current.finally(() => process.exit(0));
+    return;
+  }
+  current = handle(msg).then(
     (res) => {
       const transfer = res.type === 'done' ? transferables(res.result.files.map((f) => f.data)) : [];
       parentPort!.postMessage(res, transfer);

@@ -7,7 +7,7 @@ import type { BlobStore } from '../store/blob-store.ts';
 import type { Schedule } from '../store/schedules.ts';
 import type { TaskStore } from '../store/task-store.ts';
 import { PeriodicPass } from './periodic-pass.ts';
-import { taskBlobPrefix } from './task-processor.ts';
+import { taskPrefix } from '../domain/blob-keys.ts';
 
 const LEASE_MS = 60_000;
 const BATCH = 100;
@@ -24,23 +24,17 @@ export class RetentionSweeper {
     return this.loop.run(now);
   }
 
-  private async pass(now: number): Promise<number> {
-    let purged = 0;
-    for (;;) {
-      const due = await this.deps.schedule.claimDue(now, LEASE_MS, BATCH);
-      for (const member of due) {
-        const [kind, id] = member.split(':', 2) as [string, string];
-        if (kind === 'task') {
-          await this.deps.blobs.removePrefix(taskBlobPrefix(id));
-          await this.deps.tasks.purge(id);
-          purged++;
-        } else {
-          this.deps.log.warn({ member }, 'retention: unknown schedule entry dropped');
-        }
-        await this.deps.schedule.done(member);
+  private pass(now: number): Promise<number> {
+    return this.deps.schedule.drainDue(now, LEASE_MS, BATCH, async (member) => {
+      const [kind, id] = member.split(':', 2) as [string, string];
+      if (kind !== 'task') {
+        this.deps.log.warn({ member }, 'retention: unknown schedule entry dropped');
+        return false;
       }
-      if (due.length < BATCH) return purged;
-    }
+      await this.deps.blobs.removePrefix(taskPrefix(id));
+      await this.deps.tasks.purge(id);
+      return true;
+    });
   }
 
   start(intervalMs: number): void {

@@ -2,11 +2,13 @@
 // store outputs -> succeed. Checks for cancel before the pipeline; a cancel that lands later makes
 // the final succeed conflict, and the stored outputs are removed. Fails the record itself when the
 // error is permanent or this is the last attempt; otherwise rethrows so BullMQ retries.
-import { AppError, toAppError } from '../errors/codes.ts';
+import { AppError, isFinalFailure, toAppError } from '../errors/codes.ts';
 import { formatStageLogs, type StageTimings } from '../domain/task.ts';
 import type { Logger } from '../domain/logger.ts';
 import type { Registry } from '../models/registry.ts';
-import { PIPELINE_INPUTS } from '../pipelines/inputs.ts';
+import { PIPELINE_SPECS } from '../pipelines/specs.ts';
+import { stageTimer } from '../domain/stage-timer.ts';
+import { storedInputKey, taskOutputKey, taskPrefix } from '../domain/blob-keys.ts';
 import type { BlobStore } from '../store/blob-store.ts';
 import type { TaskStore } from '../store/task-store.ts';
 import { fetchImageInput, type InputLimits } from './fetch-input.ts';
@@ -29,12 +31,11 @@ export interface Attempt {
   /** 1-based number of this attempt. */
   number: number;
   max: number;
+  /** Earlier attempts of this task that ended in INFERENCE_TIMEOUT (kept in the job's data). */
+  inferenceTimeouts?: number;
 }
 
 export type Outcome = 'succeeded' | 'failed' | 'canceled' | 'skipped' | 'handed-back';
-
-/** Blob prefix of a task's files. */
-export const taskBlobPrefix = (taskId: string) => `tasks/${taskId}`;
 
 /**
  * One input file: an http(s) URL is downloaded; "blob:<key>" (what the job APIs store) is read
@@ -42,8 +43,8 @@ export const taskBlobPrefix = (taskId: string) => `tasks/${taskId}`;
  */
 async function readInput(deps: ProcessorDeps, taskId: string, field: string, ref: string, signal?: AbortSignal): Promise<Uint8Array> {
   if (!ref.startsWith('blob:')) return (await fetchImageInput(deps.http, field, ref, deps.limits, signal)).bytes;
-  const key = ref.slice('blob:'.length);
-  if (!key.startsWith(`${taskBlobPrefix(taskId)}/`)) throw new AppError('INPUT_INVALID', `input.${field}: not a file of this task`);
+  const key = storedInputKey(ref, taskId);
+  if (!key) throw new AppError('INPUT_INVALID', `input.${field}: not a file of this task`);
   const blob = await deps.blobs.open(key);
   if (!blob) throw new AppError('INPUT_UNREACHABLE', `input.${field}: the stored file is gone (retention ended?)`);
   const chunks: Buffer[] = [];
@@ -68,15 +69,9 @@ export async function processTask(
     log.info({ taskId, claim }, 'task not claimable; skipped');
     return 'skipped';
   }
-  const stages: StageTimings = [];
-  const timed = async <T>(stage: string, fn: () => Promise<T>): Promise<T> => {
-    const t0 = performance.now();
-    try {
-      return await fn();
-    } finally {
-      stages.push([stage, performance.now() - t0]);
-    }
-  };
+  const timer = stageTimer();
+  const stages: StageTimings = timer.stages;
+  const timed = timer.time;
   const canceled = async () => (await tasks.status(taskId)) === 'canceled';
   const handedBack = () => signal?.aborted === true;
   let notes: string[] = [`attempt: ${attempt.number}/${attempt.max}`];
@@ -88,29 +83,22 @@ export async function processTask(
     }
     const version = deps.registry.get(record.version);
     if (!version) throw new AppError('VERSION_NOT_FOUND', `version ${record.version} is not known to this worker`);
-    const spec = PIPELINE_INPUTS[version.manifest.pipeline];
+    const spec = PIPELINE_SPECS[version.manifest.pipeline];
     if (!spec) throw new AppError('MODEL_UNAVAILABLE', `pipeline ${version.manifest.pipeline} is not available on this worker`);
 
-    const files: Record<string, Uint8Array> = {};
-    await timed('download', async () => {
-      const jobs: Array<Promise<void>> = [];
-      for (const field of spec.fileFields) {
-        const value = record.input[field];
-        // A field holds one reference or a list; list items are passed on as "field.0", "field.1" ...
-        const refs = Array.isArray(value) ? value : [value];
-        if (refs.length === 0 || refs.some((r) => typeof r !== 'string')) throw new AppError('INPUT_INVALID', `input.${field}: missing`);
-        refs.forEach((ref, i) => {
-          const key = Array.isArray(value) ? `${field}.${i}` : field;
-          const name = Array.isArray(value) ? `${field}[${i}]` : field;
-          jobs.push(
-            readInput(deps, taskId, name, ref as string, signal).then((bytes) => {
-              files[key] = bytes;
-            }),
-          );
-        });
-      }
-      await Promise.all(jobs);
-    });
+    // A field holds one reference or a list; the pipeline gets a list per field, in input order.
+    const files: Record<string, Uint8Array[]> = {};
+    await timed('download', () =>
+      Promise.all(
+        spec.fileFields.map(async (field) => {
+          const value = record.input[field];
+          const refs = Array.isArray(value) ? value : [value];
+          if (refs.length === 0 || refs.some((r) => typeof r !== 'string')) throw new AppError('INPUT_INVALID', `input.${field}: missing`);
+          const name = (i: number) => (Array.isArray(value) ? `${field}[${i}]` : field);
+          files[field] = await Promise.all(refs.map((ref, i) => readInput(deps, taskId, name(i), ref as string, signal)));
+        }),
+      ),
+    );
     if (handedBack()) return 'handed-back';
     if (await canceled()) return 'canceled';
 
@@ -119,8 +107,7 @@ export async function processTask(
     notes = [...notes, ...result.notes];
     if (handedBack()) return 'handed-back';
 
-    const prefix = taskBlobPrefix(taskId);
-    const outputKeys = result.files.map((f) => `${prefix}/${f.name}`);
+    const outputKeys = result.files.map((f) => taskOutputKey(taskId, f.name));
     await timed('store', () => Promise.all(result.files.map((f, i) => deps.blobs.put(outputKeys[i]!, f.data))));
 
     const done = await tasks.succeed(
@@ -130,7 +117,7 @@ export async function processTask(
     );
     if (done.result !== 'ok') {
       // Canceled while the pipeline ran or we stored: the outputs belong to nobody now.
-      await deps.blobs.removePrefix(prefix);
+      await deps.blobs.removePrefix(taskPrefix(taskId));
       return 'canceled';
     }
     deps.onEnded?.();
@@ -138,7 +125,7 @@ export async function processTask(
   } catch (e) {
     if (handedBack()) return 'handed-back';
     const err = toAppError(e);
-    const final = !err.retryable || attempt.number >= attempt.max;
+    const final = isFinalFailure(err, attempt);
     log.warn({ taskId, code: err.code, err: err.message, attempt: attempt.number, final }, 'task attempt failed');
     if (!final) throw err;
     await tasks.fail(taskId, `${err.code}: ${err.message}`, formatStageLogs(stages, notes), userId);

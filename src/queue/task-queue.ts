@@ -10,6 +10,8 @@ export interface TaskJobData {
   taskId: string;
   /** Owner, carried so the worker's status changes need no lookup first. */
   userId: number;
+  /** Attempts that ended in INFERENCE_TIMEOUT so far (the second one fails the task). */
+  inferenceTimeouts?: number;
 }
 
 export interface QueueSettings {
@@ -42,13 +44,13 @@ export class TaskQueue {
     );
   }
 
-  /** Removes a job that is still waiting or delayed. False when it is running (locked) or gone. */
+  /**
+   * Removes a job that is still waiting or delayed: true then, and also when there is no such job
+   * (BullMQ's removeJob answers 1 for both); false when it is running (locked). A Redis error
+   * rejects: it says nothing about the job's state.
+   */
   async removeIfQueued(taskId: string): Promise<boolean> {
-    try {
-      return (await this.queue.remove(taskId)) === 1;
-    } catch {
-      return false;
-    }
+    return (await this.queue.remove(taskId)) === 1;
   }
 
   async counts(): Promise<Record<string, number>> {

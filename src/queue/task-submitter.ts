@@ -38,21 +38,13 @@ export class TaskSubmitter {
     return this.loop.run(now);
   }
 
-  private async pass(now: number): Promise<number> {
-    let queued = 0;
-    for (;;) {
-      const due = await this.deps.outbox.claimDue(now - GRACE_MS, LEASE_MS, 100);
-      for (const taskId of due) {
-        const r = await this.deps.tasks.get(taskId);
-        if (r?.status === 'starting') {
-          await this.push(taskId, r.userId);
-          queued++;
-        } else {
-          await this.deps.outbox.done(taskId);
-        }
-      }
-      if (due.length < 100) return queued;
-    }
+  private pass(now: number): Promise<number> {
+    return this.deps.outbox.drainDue(now - GRACE_MS, LEASE_MS, 100, async (taskId) => {
+      const r = await this.deps.tasks.get(taskId);
+      if (r?.status !== 'starting') return false;
+      await this.deps.queue.enqueue(taskId, r.userId);
+      return true;
+    });
   }
 
   start(intervalMs: number): void {

@@ -4,8 +4,9 @@
 // bound, then hand the rest back to the queue at once (abort their work, move them to wait).
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { Worker, type Job } from 'bullmq';
-import type { Logger } from '../domain/logger.ts';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { failureReporter, type Logger } from '../domain/logger.ts';
+import { isAppError } from '../errors/codes.ts';
 import { connectRedis, type RedisClient } from '../store/redis.ts';
 import type { WorkerRegistry } from '../store/workers.ts';
 import { QueueName, type TaskJobData } from './task-queue.ts';
@@ -19,6 +20,19 @@ export interface TaskWorkerSettings {
   stalledIntervalMs: number;
   maxStalled: number;
   drainTimeoutMs: number;
+}
+
+/**
+ * Whether BullMQ has failed a job for good (so the task record must be failed here): its attempts
+ * are used up, or BullMQ failed it without running it. The latter is how BullMQ ends a job that
+ * stalled more than maxStalledCount times: the stalled checker stores a deferred failure on the
+ * job (field `defa`, `job.deferredFailure`), and the next worker that fetches it fails it with an
+ * UnrecoverableError carrying that text instead of calling the processor. processTask never throws
+ * UnrecoverableError, so one here always comes from BullMQ.
+ */
+export function isFinalJobFailure(job: Job, err: Error): boolean {
+  if (job.attemptsMade >= (job.opts.attempts ?? 1)) return true;
+  return err instanceof UnrecoverableError || err.name === 'UnrecoverableError' || Boolean(job.deferredFailure);
 }
 
 export class TaskWorker {
@@ -55,8 +69,7 @@ export class TaskWorker {
     // times is failed by the next worker that fetches it, without running it) end the record too.
     this.worker.on('failed', (job, err) => {
       if (!job) return;
-      const final = job.attemptsMade >= (job.opts.attempts ?? 1) || /stalled more than allowable/.test(err.message);
-      if (!final) return;
+      if (!isFinalJobFailure(job, err)) return;
       this.deps.tasks
         .fail(job.data.taskId, `WORKER_LOST: ${err.message} (the task's worker stopped while running it ${this.settings.maxStalled + 1} times)`, undefined, job.data.userId)
         .then(() => this.deps.onEnded?.())
@@ -65,7 +78,12 @@ export class TaskWorker {
     this.worker.on('error', (e) => this.log.error({ err: e.message }, 'worker error'));
     void this.worker.run();
     await this.worker.waitUntilReady();
-    const beat = () => this.deps.workers.beat(this.id, 3 * 5_000).catch(() => {});
+    const beats = failureReporter(this.log, 'worker heartbeat');
+    const beat = () =>
+      this.deps.workers.beat(this.id, 3 * 5_000).then(
+        () => beats.succeeded(),
+        (e: unknown) => beats.failed(e),
+      );
     await beat();
     this.heartbeat = setInterval(beat, 5_000);
     this.heartbeat.unref();
@@ -77,7 +95,16 @@ export class TaskWorker {
     const abort = new AbortController();
     this.inFlight.set(taskId, { job, token, abort });
     try {
-      return await processTask(this.deps, { taskId, userId: job.data.userId }, { number: job.attemptsMade + 1, max: job.opts.attempts ?? 1 }, abort.signal);
+      const attempt = { number: job.attemptsMade + 1, max: job.opts.attempts ?? 1, inferenceTimeouts: job.data.inferenceTimeouts ?? 0 };
+      return await processTask(this.deps, { taskId, userId: job.data.userId }, attempt, abort.signal);
+    } catch (e) {
+      // A retried timeout is counted in the job, so the next attempt knows a second one is final.
+      if (isAppError(e) && e.code === 'INFERENCE_TIMEOUT') {
+        await job
+          .updateData({ ...job.data, inferenceTimeouts: (job.data.inferenceTimeouts ?? 0) + 1 })
+          .catch((err: Error) => this.log.warn({ taskId, err: err.message }, 'could not count the inference timeout; the task may be retried more than once'));
+      }
+      throw e;
     } finally {
       this.inFlight.delete(taskId);
     }

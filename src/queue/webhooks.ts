@@ -58,36 +58,29 @@ export class WebhookDispatcher {
     return this.loop.run();
   }
 
-  private async pass(now: number): Promise<number> {
-    let queued = 0;
-    for (;;) {
-      const due = await this.deps.outbox.claimDue(now, OUTBOX_LEASE_MS, 100);
-      for (const taskId of due) {
-        const record = await this.deps.tasks.get(taskId);
-        if (record?.webhookUrl && record.completedMs !== null) {
-          const view = toTaskView(record, (key) => `${this.deps.publicBaseUrl}/files/${key}`);
-          const data: WebhookJobData = {
-            eventId: webhookEventId(taskId, record.status),
-            taskId,
-            userId: record.userId,
-            url: record.webhookUrl,
-            body: JSON.stringify(view),
-            completedMs: record.completedMs,
-          };
-          await this.queue.add('deliver', data, {
-            jobId: data.eventId,
-            // The backoff strategy decides when to stop; this is only a ceiling.
-            attempts: 1_000,
-            backoff: { type: 'webhook' },
-            removeOnComplete: { age: 3600, count: 10_000 },
-            removeOnFail: { age: 24 * 3600, count: 10_000 },
-          });
-          queued++;
-        }
-        await this.deps.outbox.done(taskId);
-      }
-      if (due.length < 100) return queued;
-    }
+  private pass(now: number): Promise<number> {
+    return this.deps.outbox.drainDue(now, OUTBOX_LEASE_MS, 100, async (taskId) => {
+      const record = await this.deps.tasks.get(taskId);
+      if (!record?.webhookUrl || record.completedMs === null) return false;
+      const view = toTaskView(record, (key) => `${this.deps.publicBaseUrl}/files/${key}`);
+      const data: WebhookJobData = {
+        eventId: webhookEventId(taskId, record.status),
+        taskId,
+        userId: record.userId,
+        url: record.webhookUrl,
+        body: JSON.stringify(view),
+        completedMs: record.completedMs,
+      };
+      await this.queue.add('deliver', data, {
+        jobId: data.eventId,
+        // The backoff strategy decides when to stop; this is only a ceiling.
+        attempts: 1_000,
+        backoff: { type: 'webhook' },
+        removeOnComplete: { age: 3600, count: 10_000 },
+        removeOnFail: { age: 24 * 3600, count: 10_000 },
+      });
+      return true;
+    });
   }
 
   /** Also flushes on a timer, for events whose dispatcher died before queueing them. */

@@ -50,17 +50,22 @@ export class LocalBlobStore implements BlobStore {
   async open(key: string): Promise<BlobInfo | null> {
     if (!isValidBlobKey(key)) return null;
     const file = this.file(key);
+    let st: fs.Stats;
     try {
-      const st = await fs.promises.stat(file);
-      if (!st.isFile()) return null;
-      return {
-        size: st.size,
-        contentType: CONTENT_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream',
-        stream: () => fs.createReadStream(file),
-      };
-    } catch {
-      return null;
+      st = await fs.promises.stat(file);
+    } catch (e) {
+      // Only "no such file" is not found (ENOTDIR: a folder on the way is a file, so no such blob
+      // either). EACCES, EIO, ELOOP, EMFILE ... are faults that must surface, not read as 404.
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+      throw e;
     }
+    if (!st.isFile()) return null;
+    return {
+      size: st.size,
+      contentType: CONTENT_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream',
+      stream: () => fs.createReadStream(file),
+    };
   }
 
   async removePrefix(prefix: string): Promise<void> {

@@ -20,6 +20,23 @@ export class Schedule {
     return (await this.redis.eval(CLAIM, 1, this.key, nowMs, nowMs + leaseMs, limit)) as string[];
   }
 
+  /**
+   * The one claim loop of every schedule: claims due members in batches of `batch`, hands each to
+   * `handle`, then marks it done; resolves to how many `handle` counted. A member whose `handle`
+   * throws stays leased (the pass stops) and comes back when its lease ends.
+   */
+  async drainDue(nowMs: number, leaseMs: number, batch: number, handle: (member: string) => Promise<boolean>): Promise<number> {
+    let counted = 0;
+    for (;;) {
+      const due = await this.claimDue(nowMs, leaseMs, batch);
+      for (const member of due) {
+        if (await handle(member)) counted++;
+        await this.done(member);
+      }
+      if (due.length < batch) return counted;
+    }
+  }
+
   async done(member: string): Promise<void> {
     await this.redis.zrem(this.key, member);
   }

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../helpers/harness.ts';
 import { tshirt } from '../helpers/garments.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const HS = '/api/service/v1/ai-hairstyle';
 const TO = '/api/service/v1/ai-virtual-try-on';
@@ -60,14 +61,16 @@ async function queuedFor(userId: number): Promise<number> {
 }
 
 describe('create-job and get-job', () => {
-  async function finished(path: string, jobId: string, token: string) {
-    for (let i = 0; i < 600; i++) {
-      const job = await getJob(path, jobId, token);
-      if (job.json.code !== 300102) return job;
-      expect(job.json.message).toEqual({ en: 'Image generation in progress' });
-      await new Promise((res) => setTimeout(res, 50));
-    }
-    throw new Error('job did not finish');
+  function finished(path: string, jobId: string, token: string) {
+    return waitFor(
+      async () => {
+        const job = await getJob(path, jobId, token);
+        if (job.json.code !== 300102) return job;
+        expect(job.json.message).toEqual({ en: 'Image generation in progress' });
+        return undefined;
+      },
+      { timeoutMs: 50_000, what: `job ${jobId} to finish` },
+    );
   }
 
   it('hairstyle: accepted (100000), 6 credits per picture, then 300103 with num_outputs pictures', async () => {
@@ -198,7 +201,7 @@ describe('validation: 400301, nothing charged, nothing queued', () => {
     ['an unknown color', HS, () => [['image_files', img(small)], ['hair_color', 'orange']], /^Params error: hair_color: must be one of black, brown, blonde, red, white, grey, pink, blue, green, purple \(got "orange"\)$/],
     ['a missing color', HS, () => [['image_files', img(small)]], /hair_color: required/],
     ['an unknown hairstyle', HS, () => hairstyleParts([['hairstyle', 'Afro']]), /hairstyle: must be one of Braided Crown, .*Crew Cut \(got "Afro"\)/],
-    ['num_outputs 0', HS, () => hairstyleParts([['num_outputs', '0']]), /num_outputs: must be an integer from 1 to 4 \(got "0"\)/],
+    ['num_outputs 0', HS, () => hairstyleParts([['num_outputs', '0']]), /num_outputs: must be an integer from 1 to 4 \(got 0\)/],
     ['num_outputs 5', HS, () => hairstyleParts([['num_outputs', '5']]), /num_outputs: must be an integer from 1 to 4/],
     ['num_outputs 2.5', HS, () => hairstyleParts([['num_outputs', '2.5']]), /num_outputs/],
     ['no image', HS, () => [['hair_color', 'red']], /image_files: 1 to 4 files required/],
@@ -290,12 +293,13 @@ describe('job retention', () => {
     const created = (await (await fetch(`${r.baseUrl}${HS}/create-job`, { method: 'POST', headers: { authorization: u.token }, body: form })).json()) as any;
     const first = (await (await fetch(`${r.baseUrl}${HS}/get-job/${created.result.job_id}`, { headers: { authorization: u.token } })).json()) as any;
     const [url] = first.result.input_image_url;
-    let later: any;
-    for (let i = 0; i < 400; i++) {
-      later = await (await fetch(`${r.baseUrl}${HS}/get-job/${created.result.job_id}`, { headers: { authorization: u.token } })).json();
-      if (later.code !== 300102 && later.result.input_image_url.length === 0) break;
-      await new Promise((res) => setTimeout(res, 50));
-    }
+    const later: any = await waitFor(
+      async () => {
+        const j: any = await (await fetch(`${r.baseUrl}${HS}/get-job/${created.result.job_id}`, { headers: { authorization: u.token } })).json();
+        return j.code !== 300102 && j.result.input_image_url.length === 0 ? j : undefined;
+      },
+      { timeoutMs: 20_000, what: 'the job to end and its files to be deleted' },
+    );
     // Generated, then deleted after the retention period: the message says so, no URLs are given.
     expect(later.code).toBe(300103);
     expect(later.result).toMatchObject({ output_image_url: [], input_image_url: [], message: expect.stringMatching(/deleted .* after the job ended/) });

@@ -72,16 +72,10 @@ describe('imported model versions via the task API', () => {
   });
 
   it('face-parsing: a photo without a face fails with a clear error', async () => {
-    const { default: fs } = await import('node:fs');
     const noFace = await sharp('test/fixtures/astronaut.png').extract({ left: 0, top: 300, width: 512, height: 212 }).png().toBuffer();
-    fs.writeFileSync('test/fixtures/.tmp-noface.png', noFace);
-    try {
-      const t = await run('face-parsing-bisenet', '/files/.tmp-noface.png');
-      expect(t.status).toBe('failed');
-      expect(t.error).toBe('NO_FACE_FOUND: no face found in the image');
-    } finally {
-      fs.rmSync('test/fixtures/.tmp-noface.png', { force: true });
-    }
+    const t = await run('face-parsing-bisenet', h.fixtures.serve('noface.png', noFace));
+    expect(t.status).toBe('failed');
+    expect(t.error).toBe('NO_FACE_FOUND: no face found in the image');
   });
 
   it.each(['person-segmentation-selfie', 'person-segmentation-meet'])('%s: a soft mask covering her, transparent cut-out', async (v) => {

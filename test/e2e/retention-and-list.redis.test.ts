@@ -1,12 +1,21 @@
 // Retention with short windows (files gone, URLs 410/404, record fields cleared, status and
 // timings kept, record expiry), sweepers in parallel, and the task list.
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/domain/logger.ts';
 import { RetentionSweeper } from '../../src/queue/retention-sweeper.ts';
+import { taskOutputKey } from '../../src/domain/blob-keys.ts';
+import type { VersionId } from '../../src/domain/version-id.ts';
+import { Accounts } from '../../src/store/accounts.ts';
+import { LocalBlobStore } from '../../src/store/blob-store.ts';
+import { keyspace } from '../../src/store/redis.ts';
 import { Schedule } from '../../src/store/schedules.ts';
-import { startHarness, type Harness } from '../helpers/harness.ts';
+import { TaskStore } from '../../src/store/task-store.ts';
+import { FACE_VERSION, startHarness, type Harness } from '../helpers/harness.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 describe('retention', () => {
   let h: Harness;
@@ -62,23 +71,44 @@ describe('retention', () => {
   });
 
   it('two sweepers sharing the schedule purge each task once and miss none', async () => {
-    const schedule = new Schedule(h.services.redis, `${h.env.REDIS_PREFIX}:retention-test`);
-    const purgedIds: string[] = [];
-    const tasks = {
-      purge: async (id: string) => {
-        purgedIds.push(id);
-      },
-    };
-    const blobs = { removePrefix: async () => {}, put: async () => {}, open: async () => null };
-    const a = new RetentionSweeper({ schedule, tasks: tasks as never, blobs, log: silentLogger });
-    const b = new RetentionSweeper({ schedule, tasks: tasks as never, blobs, log: silentLogger });
-    const ids = Array.from({ length: 250 }, (_, i) => `id${i}`);
-    await h.services.redis.zadd(schedule.key, ...ids.flatMap((id, i) => [i, `task:${id}`]));
-    const [na, nb] = await Promise.all([a.sweep(10_000), b.sweep(10_000)]);
-    expect(na + nb).toBe(250);
-    expect(new Set(purgedIds).size).toBe(250);
-    expect(purgedIds).toHaveLength(250);
-    expect(await schedule.size()).toBe(0);
+    // Real stores on a key prefix and blob folder of their own, which no background loop touches:
+    // only the two sweepers below work on these 250 tasks.
+    const keys = keyspace(`${h.env.REDIS_PREFIX}:sweep`);
+    const tasks = new TaskStore(h.services.redis, keys, { retentionMs: 1_000, recordTtlMs: 86_400_000 });
+    const accounts = new Accounts(h.services.redis, keys);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'iw-sweep-'));
+    const blobs = new LocalBlobStore(dir);
+    try {
+      const { userId } = await accounts.createKey();
+      await accounts.addCredits(userId, 250, 'test');
+      const ids = Array.from({ length: 250 }, () => randomBytes(16).toString('hex'));
+      for (const id of ids) {
+        const file = taskOutputKey(id, 'faces.json');
+        await tasks.create({ taskId: id, userId, version: FACE_VERSION as VersionId, pipeline: 'face-detection', input: { image: 'http://x/y.png' }, webhookUrl: null, cost: 1 });
+        await tasks.claim(id, userId);
+        await blobs.put(file, Buffer.from('{"faces":[]}'));
+        await tasks.succeed(id, { outputKeys: [file], logs: 'decode: 1.0 ms', predictTimeS: 0.01 }, userId);
+      }
+      // The terminal-status script scheduled each task's deletion.
+      const schedule = new Schedule(h.services.redis, keys.retention());
+      expect(await schedule.size()).toBe(250);
+
+      const a = new RetentionSweeper({ schedule, tasks, blobs, log: silentLogger });
+      const b = new RetentionSweeper({ schedule, tasks, blobs, log: silentLogger });
+      const later = Date.now() + 60_000;
+      const [na, nb] = await Promise.all([a.sweep(later), b.sweep(later)]);
+      // 250 purges between them and every task purged: none twice, none missed.
+      expect(na + nb).toBe(250);
+      expect(await schedule.size()).toBe(0);
+      for (const id of ids) {
+        const r = (await tasks.get(id))!;
+        expect(r).toMatchObject({ status: 'succeeded', input: {}, outputKeys: null, logs: null });
+        expect(r.purgedMs).not.toBeNull();
+        expect(await blobs.open(taskOutputKey(id, 'faces.json'))).toBeNull();
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a sweeper that dies mid-way leaves its claimed items to the next one after the lease', async () => {
@@ -102,7 +132,12 @@ describe('record expiry', () => {
     const { token } = await h.user(10);
     const id = await h.createTask(token, { image: h.fixtures.url('/files/astronaut.png') });
     await h.waitForTask(token, id);
-    await new Promise((r) => setTimeout(r, 3_000));
+    // The ended record carries the configured expiry (2.6 s) ...
+    const ttl = await h.services.redis.pttl(`${h.env.REDIS_PREFIX}:task:${id}`);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(0.00003 * 86_400_000);
+    // ... and once Redis has expired it, the API no longer knows the task.
+    await waitFor(async () => !(await h.services.redis.exists(`${h.env.REDIS_PREFIX}:task:${id}`)), { what: 'the record to expire' });
     expect((await h.call('GET', `/api/tasks/v1/get/${id}`, { token })).status).toBe(404);
     expect((await h.call('GET', '/api/tasks/v1/list', { token })).json.result.tasks).toEqual([]);
   });

@@ -3,6 +3,7 @@
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FACE_VERSION, freePort, startHarness, type Harness } from '../helpers/harness.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let h: Harness;
 let token: string;
@@ -116,15 +117,9 @@ describe('bad inputs fail the task with a clear error and a refund', () => {
     // 1500x1500 = 2.25 Mpx, above this harness's 2 Mpx cap, yet a small file.
     const png = await sharp({ create: { width: 1500, height: 1500, channels: 3, background: '#888' } }).png().toBuffer();
     expect(png.length).toBeLessThan(100_000);
-    const { default: fs } = await import('node:fs');
-    fs.writeFileSync('test/fixtures/.tmp-bomb.png', png);
-    try {
-      const t = await runTask({ image: h.fixtures.url('/files/.tmp-bomb.png') });
-      expect(t.status).toBe('failed');
-      expect(t.error).toMatch(/IMAGE_TOO_MANY_PIXELS: image is 1500x1500 \(2250000 pixels\), above the limit of 2000000/);
-    } finally {
-      fs.rmSync('test/fixtures/.tmp-bomb.png', { force: true });
-    }
+    const t = await runTask({ image: h.fixtures.url(h.fixtures.serve('bomb.png', png)) });
+    expect(t.status).toBe('failed');
+    expect(t.error).toMatch(/IMAGE_TOO_MANY_PIXELS: image is 1500x1500 \(2250000 pixels\), above the limit of 2000000/);
   });
 });
 
@@ -216,14 +211,21 @@ describe('cancel', () => {
     const before = await h.services.accounts.balance(userId);
     const held = h.fixtures.nextHold();
     const id = await h.createTask(token, { image: h.fixtures.url('/hold/astronaut.png') });
-    await held; // the worker is downloading: the task is processing
-    expect((await h.waitForTask(token, id, (t) => t.status === 'processing')).status).toBe('processing');
+    await held; // the worker is downloading ...
+    await h.waitForTask(token, id, (t) => t.status === 'processing'); // ... so the task is processing
     const c = await h.call('POST', `/api/tasks/v1/cancel/${id}`, { token });
     expect(c.status).toBe(200);
     expect(c.json.result.status).toBe('canceled');
     h.fixtures.release();
-    // Let the worker reach its next step; the record must not move.
-    await new Promise((r) => setTimeout(r, 500));
+    // The worker reaches its next step and lets go of the job (completed jobs are removed); the
+    // record must not have moved.
+    await waitFor(
+      async () => {
+        const job = await h.services.queue.queue.getJob(id);
+        return !job || ['completed', 'failed'].includes(await job.getState());
+      },
+      { what: 'the worker to finish with the canceled task' },
+    );
     const t = await h.waitForTask(token, id);
     expect(t).toMatchObject({ status: 'canceled', output: null });
     expect(t.completed_at).not.toBeNull();

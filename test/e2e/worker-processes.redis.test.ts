@@ -3,6 +3,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../helpers/harness.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { spawnWorkerProcess, type WorkerProcess } from '../helpers/worker-process.ts';
 
 let h: Harness;
@@ -32,7 +33,7 @@ describe('worker processes', { timeout: 90_000 }, () => {
     const firstDownload = h.fixtures.nextHold();
     const id = await h.createTask(token, { image: h.fixtures.url('/hold/astronaut.png') });
     await firstDownload;
-    expect((await h.waitForTask(token, id, (t) => t.status === 'processing')).status).toBe('processing');
+    await h.waitForTask(token, id, (t) => t.status === 'processing');
     a.kill('SIGKILL');
     await a.exited;
     h.fixtures.release(); // A's download answers into a dead socket
@@ -53,8 +54,12 @@ describe('worker processes', { timeout: 90_000 }, () => {
     const held = h.fixtures.nextHold();
     const first = await h.createTask(token, { image: h.fixtures.url('/hold/astronaut.png') });
     await held;
+    const registered = () => h.services.redis.zscore(`${h.env.REDIS_PREFIX}:workers`, a.workerId);
+    expect(await registered()).not.toBeNull();
     a.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 200));
+    // Draining starts by leaving the worker registry, then closing the BullMQ worker: from then on
+    // it takes no new task.
+    await waitFor(async () => (await registered()) === null, { what: 'the worker to start draining' });
     const second = await h.createTask(token, { image: h.fixtures.url('/files/astronaut.png') });
     h.fixtures.release();
     expect(await a.exited).toBe(0);

@@ -1,5 +1,6 @@
-// A real local HTTP server that the worker downloads task inputs from. Serves test/fixtures and a
-// few misbehaving routes (slow, held, truncated, not an image, oversized, redirect loops).
+// A real local HTTP server that the worker downloads task inputs from. Serves test/fixtures, images
+// a test made in memory (nothing is written into test/fixtures), and a few misbehaving routes (slow,
+// held, truncated, not an image, oversized, redirect loops).
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -9,6 +10,8 @@ const FIXTURES = path.resolve('test/fixtures');
 
 export interface FixtureServer {
   url(p: string): string;
+  /** Serves `data` at /mem/<name> until the server closes; returns that path. */
+  serve(name: string, data: Uint8Array): string;
   /** Requests seen, by path (without query). */
   hits: Map<string, number>;
   /** Resolves when the next request for /hold/* arrives; release() answers the held requests. */
@@ -19,6 +22,7 @@ export interface FixtureServer {
 
 export async function startFixtureServer(): Promise<FixtureServer> {
   const hits = new Map<string, number>();
+  const inMemory = new Map<string, Uint8Array>();
   let holdWaiters: Array<() => void> = [];
   let held: Array<() => void> = [];
   const sendFile = (res: http.ServerResponse, name: string) => {
@@ -37,6 +41,11 @@ export async function startFixtureServer(): Promise<FixtureServer> {
     switch (route) {
       case 'files':
         return sendFile(res, arg);
+      case 'mem': {
+        const data = inMemory.get(arg);
+        if (!data) return res.writeHead(404).end('not found');
+        return res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': data.length }).end(data);
+      }
       case 'truncated': {
         const data = fs.readFileSync(path.join(FIXTURES, path.basename(arg)));
         return res.writeHead(200).end(data.subarray(0, Math.floor(data.length / 2)));
@@ -76,6 +85,10 @@ export async function startFixtureServer(): Promise<FixtureServer> {
   const port = (server.address() as AddressInfo).port;
   return {
     url: (p) => `http://127.0.0.1:${port}${p}`,
+    serve(name, data) {
+      inMemory.set(name, data);
+      return `/mem/${name}`;
+    },
     hits,
     nextHold: () => new Promise((r) => holdWaiters.push(r)),
     release() {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import fs from 'node:fs';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedRedis, type EmbeddedRedis } from '../../src/main/embedded-redis.ts';
-import { fetchAll } from '../../src/models/fetch-graphs.ts';
+import { fetchAll } from '../../src/tooling/fetch-graphs.ts';
 import { loadRegistry } from '../../src/models/registry.ts';
 
 declare module 'vitest' {

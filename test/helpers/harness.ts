@@ -10,11 +10,13 @@ import { parseConfig, type Config } from '../../src/config/env.ts';
 import { silentLogger } from '../../src/domain/logger.ts';
 import { closeApp } from '../../src/api/app.ts';
 import { freePort } from '../../src/main/embedded-redis.ts';
-import { createApi, createServices, createWorker, type Services } from '../../src/main/services.ts';
+import { createServices, type Services } from '../../src/main/services.ts';
+import { createApi } from '../../src/main/api-root.ts';
+import { createWorker } from '../../src/main/worker-root.ts';
 import { deleteKeysWithPrefix } from '../../src/store/redis.ts';
 
 export { freePort };
-import type { WorkerParts } from '../../src/main/services.ts';
+import type { WorkerParts } from '../../src/main/worker-root.ts';
 import { startFixtureServer, type FixtureServer } from './fixture-server.ts';
 
 export const FACE_VERSION = 'ad38697f9baafa7cd5f79808e838acf3a57470368d9a9139f6926d5ab4d14044';

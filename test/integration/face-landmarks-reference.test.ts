@@ -6,7 +6,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import * as fld from '@tensorflow-models/face-landmarks-detection';
-import { tfjsSourceDir } from '../../src/models/fetch-graphs.ts';
+import { tfjsSourceDir } from '../../src/tooling/fetch-graphs.ts';
 import { loadRegistry } from '../../src/models/registry.ts';
 import { SessionCache } from '../../src/models/sessions.ts';
 import { faceLandmarks } from '../../src/pipelines/face-landmarks/pipeline.ts';
@@ -46,7 +46,7 @@ describe('face landmarks vs face-landmarks-detection', () => {
     const ours = await faceLandmarks.run(
       { params: version.manifest.params, session: (g) => sessions.get(version.id, g), maxPixels: 4e7 },
       { image: 'http://fixture/x' },
-      { image: fs.readFileSync(file) },
+      { image: [fs.readFileSync(file)] },
     );
     const faces = JSON.parse(Buffer.from(ours.files[0]!.data).toString()).faces as Array<{ landmarks: Array<[number, number, number]> }>;
     expect(faces).toHaveLength(expectedFaces);

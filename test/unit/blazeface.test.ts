@@ -1,7 +1,8 @@
 // Anchor decoding and weighted NMS on synthetic model outputs, and the letterbox mapping.
 import { describe, expect, it } from 'vitest';
-import { BLAZEFACE_BACK_LAYERS, decodeLayer, iou, makeAnchors, weightedNms, type RawDetection } from '../../src/pipelines/face-detection/blazeface.ts';
-import { toImageSpace } from '../../src/pipelines/face-detection/pipeline.ts';
+import { BLAZEFACE_BACK_LAYERS, decodeLayer, makeAnchors, weightedNms, type RawDetection } from '../../src/steps/blazeface.ts';
+import { boxIou } from '../../src/steps/geometry.ts';
+import { toImageSpace } from '../../src/steps/face-detection.ts';
 import { letterboxGeometry } from '../../src/imaging/image.ts';
 
 const det = (cx: number, cy: number, w: number, score: number, kp = 0): RawDetection => ({
@@ -46,7 +47,8 @@ describe('weighted NMS', () => {
     const a = det(0.3, 0.3, 0.2, 0.9, 1);
     const b = det(0.32, 0.3, 0.2, 0.6, 2); // overlaps a
     const c = det(0.8, 0.8, 0.1, 0.7, 3); // far away
-    expect(iou(a, b)).toBeGreaterThan(0.3);
+    const box = (d: RawDetection) => ({ x: d.cx - d.w / 2, y: d.cy - d.h / 2, width: d.w, height: d.h });
+    expect(boxIou(box(a), box(b))).toBeGreaterThan(0.3);
     const out = weightedNms([b, c, a], 0.3, 10);
     expect(out).toHaveLength(2);
     expect(out[0]!.score).toBe(0.9);

@@ -14,6 +14,21 @@ describe('magic-byte sniffing', () => {
     expect(sniffImageType(Buffer.from('RIFF\0\0\0\0WAVE'))).toBeNull();
     expect(sniffImageType(new Uint8Array(0))).toBeNull();
   });
+
+  it('agrees with sharp on the accepted formats and stops what sharp would also open', async () => {
+    const img = sharp({ create: { width: 4, height: 4, channels: 3, background: '#123' } });
+    for (const format of ['jpeg', 'png', 'webp'] as const) {
+      const bytes = await img.clone().toFormat(format).toBuffer();
+      expect((await sharp(bytes).metadata()).format).toBe(format);
+      expect(sniffImageType(bytes)).toBe(format);
+    }
+    // Formats libvips opens, through parsers this gate keeps untrusted bytes away from.
+    const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>');
+    for (const bytes of [await img.clone().gif().toBuffer(), await img.clone().tiff().toBuffer(), svg]) {
+      expect((await sharp(bytes).metadata()).format).toBeTruthy();
+      expect(sniffImageType(bytes)).toBeNull();
+    }
+  });
 });
 
 describe('config', () => {

@@ -4,6 +4,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { BlobStore } from '../../store/blob-store.ts';
 import { AppError } from '../../errors/codes.ts';
+import { isTaskId, taskInputKey, taskOutputKey } from '../../domain/blob-keys.ts';
 import { authenticate } from '../auth.ts';
 import type { AppDeps } from '../app.ts';
 
@@ -11,9 +12,9 @@ export function registerFileRoutes(app: FastifyInstance, deps: AppDeps): void {
   app.get<{ Params: { task_id: string; name: string } }>('/files/tasks/:task_id/:name', async (req, reply) => {
     const userId = await authenticate(req, deps.accounts);
     const { task_id, name } = req.params;
-    const key = `tasks/${task_id}/${name}`;
+    const key = taskOutputKey(task_id, name);
     const notFound = new AppError('FILE_NOT_FOUND', `file ${name} of task ${task_id} not found`);
-    const record = /^[0-9a-f]{32}$/.test(task_id) ? await deps.tasks.get(task_id) : null;
+    const record = isTaskId(task_id) ? await deps.tasks.get(task_id) : null;
     if (!record || record.userId !== userId) throw notFound;
     if (record.purgedMs !== null) {
       throw new AppError('FILE_EXPIRED', `outputs of task ${task_id} were deleted after the retention period`);
@@ -34,7 +35,7 @@ export function registerFileRoutes(app: FastifyInstance, deps: AppDeps): void {
       const task = await deps.tasks.get(job.taskId);
       if (!task) throw notFound;
       if (task.purgedMs !== null) throw new AppError('FILE_EXPIRED', `the files of job ${job_id} were deleted after the retention period`);
-      const key = kind === 'inputs' ? `tasks/${task.taskId}/inputs/${name}` : `tasks/${task.taskId}/${name}`;
+      const key = kind === 'inputs' ? taskInputKey(task.taskId, name) : taskOutputKey(task.taskId, name);
       const listed = kind === 'inputs' ? job.inputs.includes(name) : (task.outputKeys ?? []).includes(key);
       if (!listed) throw notFound;
       return sendBlob(reply, deps.blobs, key, notFound);

@@ -7,24 +7,16 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, JobCode, toAppError, toJobError } from '../../errors/codes.ts';
-import {
-  CLOTHES_TYPES,
-  CREDITS_PER_PICTURE,
-  DEFAULT_HAIRSTYLE,
-  HAIR_COLORS,
-  HAIRSTYLES,
-  JOB_PIPELINE,
-  PROMPT_MAX_LENGTH,
-  canonicalHairColor,
-  canonicalHairstyle,
-  parseBooleanText,
-  type JobKind,
-} from '../../domain/job.ts';
+import type { z } from 'zod';
+import { CREDITS_PER_PICTURE, JOB_PIPELINE, PROMPT_MAX_LENGTH, parseBooleanText, type JobKind } from '../../domain/job.ts';
+import { HairstyleJobFields } from '../../pipelines/hairstyle/spec.ts';
+import { TryonJobFields } from '../../pipelines/tryon/spec.ts';
 import { readImageSize } from '../../imaging/image.ts';
 import { sniffImageType } from '../../imaging/sniff.ts';
 import type { JobRecord } from '../../store/job-store.ts';
 import { jobFields } from '../../store/job-store.ts';
 import type { TaskRecord } from '../../domain/task.ts';
+import { storedInputRef, taskInputKey, taskPrefix } from '../../domain/blob-keys.ts';
 import { authenticate } from '../auth.ts';
 import { readMultipart, type UploadedFile } from '../multipart.ts';
 import type { AppDeps } from '../app.ts';
@@ -38,33 +30,48 @@ interface JobSpec {
   path: string;
   /** File fields, in the order their files are stored and listed (try-on: garment, then model). */
   fileFields: Record<string, { min: number; max: number }>;
-  /** Validates the text fields; returns the job's parameters and how many pictures it makes. */
-  parse(fields: Map<string, string>): { params: Record<string, unknown>; pictures: number };
+  /** The text fields, validated by the pipeline's own input rules (pipelines/<name>/spec.ts). */
+  fields: z.ZodType<Record<string, unknown>>;
+  /** Output pictures a job with these parameters makes (credits are per picture). */
+  pictures(params: Record<string, unknown>): number;
   /** Code of a finished job (each API follows its own table). */
   doneCode: number;
   doneText: string;
+}
+
+/**
+ * Multipart text -> the typed values the input schema checks: integers and booleans from their
+ * spellings (text that is neither stays text, and the schema names the field); empty means absent.
+ */
+const TEXT_VALUES: Record<string, (s: string) => unknown> = {
+  num_outputs: (s) => (/^\s*-?\d+(\.\d+)?\s*$/.test(s) ? Number(s) : s),
+  forced_cutting: (s) => parseBooleanText(s) ?? s,
+  clothes_type: (s) => s.trim().toLowerCase(),
+};
+
+/** Validates a job's text fields with its pipeline's input rules; the first problem is the 400301 message. */
+function parseFields(spec: JobSpec, fields: Map<string, string>): Record<string, unknown> {
+  const raw: Record<string, unknown> = {};
+  for (const [k, v] of fields) {
+    if (v.trim() === '' && k !== 'prompt') continue;
+    raw[k] = TEXT_VALUES[k]?.(v) ?? v;
+  }
+  const known = new Set(Object.keys((spec.fields as unknown as { shape: Record<string, unknown> }).shape));
+  for (const k of Object.keys(raw)) if (!known.has(k)) delete raw[k];
+  const parsed = spec.fields.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw params(`${issue.path.join('.')}: ${issue.message}`);
+  }
+  return parsed.data;
 }
 
 const HAIRSTYLE: JobSpec = {
   kind: 'hairstyle',
   path: 'ai-hairstyle',
   fileFields: { image_files: { min: 1, max: 4 } },
-  parse(f) {
-    const colorText = f.get('hair_color');
-    if (colorText === undefined) throw params(`hair_color: required, one of ${HAIR_COLORS.join(', ')}`);
-    const hair_color = canonicalHairColor(colorText);
-    if (!hair_color) throw params(`hair_color: must be one of ${HAIR_COLORS.join(', ')} (got "${colorText.slice(0, 40)}")`);
-    const styleText = f.get('hairstyle');
-    const hairstyle = styleText === undefined || styleText.trim() === '' ? DEFAULT_HAIRSTYLE : canonicalHairstyle(styleText);
-    if (!hairstyle) throw params(`hairstyle: must be one of ${HAIRSTYLES.join(', ')} (got "${styleText!.slice(0, 40)}")`);
-    const n = f.get('num_outputs');
-    let num_outputs = 2;
-    if (n !== undefined && n.trim() !== '') {
-      if (!/^\s*\d+\s*$/.test(n) || Number(n) < 1 || Number(n) > 4) throw params(`num_outputs: must be an integer from 1 to 4 (got "${n.slice(0, 20)}")`);
-      num_outputs = Number(n);
-    }
-    return { params: { hair_color, hairstyle, num_outputs }, pictures: num_outputs };
-  },
+  fields: HairstyleJobFields as unknown as z.ZodType<Record<string, unknown>>,
+  pictures: (p) => p.num_outputs as number,
   doneCode: JobCode.GENERATED,
   doneText: 'Image generated successfully',
 };
@@ -73,24 +80,8 @@ const TRYON: JobSpec = {
   kind: 'tryon',
   path: 'ai-virtual-try-on',
   fileFields: { clothes_image: { min: 1, max: 1 }, custom_model: { min: 1, max: 1 } },
-  parse(f) {
-    const type = f.get('clothes_type');
-    if (type === undefined) throw params(`clothes_type: required, one of ${CLOTHES_TYPES.join(', ')}`);
-    const clothes_type = type.trim().toLowerCase();
-    if (!(CLOTHES_TYPES as readonly string[]).includes(clothes_type)) {
-      throw params(`clothes_type: must be one of ${CLOTHES_TYPES.join(', ')} (got "${type.slice(0, 40)}")`);
-    }
-    const prompt = f.get('prompt') ?? '';
-    if (prompt.length > PROMPT_MAX_LENGTH) throw params(`prompt: at most ${PROMPT_MAX_LENGTH} characters (got ${prompt.length})`);
-    const fc = f.get('forced_cutting');
-    let forced_cutting = false;
-    if (fc !== undefined && fc.trim() !== '') {
-      const b = parseBooleanText(fc);
-      if (b === null) throw params(`forced_cutting: must be true or false (got "${fc.slice(0, 20)}")`);
-      forced_cutting = b;
-    }
-    return { params: { clothes_type, prompt, forced_cutting }, pictures: 1 };
-  },
+  fields: TryonJobFields as unknown as z.ZodType<Record<string, unknown>>,
+  pictures: () => 1,
   doneCode: JobCode.SUCCESS,
   doneText: 'Request success',
 };
@@ -143,20 +134,21 @@ export function registerJobRoutes(app: FastifyInstance, deps: AppDeps): void {
           const n = body.files.filter((f) => f.field === field).length;
           if (n < min) throw params(min === max ? `${field}: exactly ${min} file required` : `${field}: ${min} to ${max} files required`);
         }
-        const parsed = spec.parse(body.fields);
+        const jobParams = parseFields(spec, body.fields);
+        const parsed = { params: jobParams, pictures: spec.pictures(jobParams) };
         // Stored in the order of the spec's fields: try-on lists the garment, then the model.
         const ordered = Object.keys(spec.fileFields).flatMap((field) => body.files.filter((f) => f.field === field));
         const images = await checkImages(ordered, deps.maxPixels);
 
-        const version = deps.registry.defaultFor(JOB_PIPELINE[spec.kind], spec.kind === 'hairstyle' ? deps.jobs.hairstyleVersion : deps.jobs.tryonVersion);
+        const version = deps.jobs.versions[spec.kind];
         const jobId = randomUUID().replace(/-/g, '');
         const taskId = randomUUID().replace(/-/g, '');
         const names = images.map((img, i) => `${i + 1}-${img.field}.${img.ext}`);
-        const keys = names.map((n) => `tasks/${taskId}/inputs/${n}`);
+        const keys = names.map((n) => taskInputKey(taskId, n));
         await Promise.all(images.map((img, i) => deps.blobs.put(keys[i]!, img.bytes)));
         const fileInput: Record<string, string | string[]> = {};
         for (const [field, { max }] of Object.entries(spec.fileFields)) {
-          const refs = keys.filter((_, i) => images[i]!.field === field).map((k) => `blob:${k}`);
+          const refs = names.filter((_, i) => images[i]!.field === field).map((n) => storedInputRef(taskId, n));
           fileInput[field] = max > 1 ? refs : refs[0]!;
         }
         try {
@@ -173,7 +165,7 @@ export function registerJobRoutes(app: FastifyInstance, deps: AppDeps): void {
             job: { jobId, fields: jobFields({ jobId, userId, kind: spec.kind, taskId, params: parsed.params, inputs: names, fileToken: randomBytes(16).toString('hex') }) },
           });
         } catch (e) {
-          await deps.blobs.removePrefix(`tasks/${taskId}`);
+          await deps.blobs.removePrefix(taskPrefix(taskId));
           throw e;
         }
         return envelope(reply, JobCode.SUCCESS, { job_id: jobId }, 'Request success');

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { AppError } from '../../errors/codes.ts';
 import { toTaskView, type TaskRecord } from '../../domain/task.ts';
 import { VersionIdSchema } from '../../domain/version-id.ts';
-import { PIPELINE_INPUTS } from '../../pipelines/inputs.ts';
+import { PIPELINE_SPECS } from '../../pipelines/specs.ts';
 import { authenticate } from '../auth.ts';
 import { ok } from '../envelope.ts';
 import type { AppDeps } from '../app.ts';
@@ -61,9 +61,9 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps): void {
     if (!vid.success) throw new AppError('VERSION_INVALID', `version must be a 64-character lowercase hex ID (got ${versionText.length} characters)`);
     const version = registry.get(vid.data);
     if (!version) throw new AppError('VERSION_NOT_FOUND', `model version ${vid.data} not found`);
-    const spec = PIPELINE_INPUTS[version.manifest.pipeline];
+    const spec = PIPELINE_SPECS[version.manifest.pipeline];
     if (!spec) throw new AppError('VERSION_NOT_FOUND', `model version ${vid.data} has no runnable pipeline`);
-    const parsed = spec.schema.safeParse(input);
+    const parsed = spec.input.safeParse(input);
     if (!parsed.success) throw new AppError('INPUT_INVALID', `invalid input: ${describeIssues(parsed.error.issues, 'input')}`);
     // Outbound policy (SSRF): refuse private targets now rather than fail the task later.
     const fileRefs = spec.fileFields.flatMap((f) => {
@@ -117,7 +117,9 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps): void {
     }
     if (r.result === 'missing') throw new AppError('TASK_NOT_FOUND', `task ${record.taskId} not found`);
     // Queued: drop it now. Running: its worker sees the status and stops at its next step.
-    await queue.removeIfQueued(record.taskId);
+    // The record is canceled already: if Redis fails the removal, the job stays queued and the
+    // worker that takes it finds it canceled and skips it, so the cancel still answers success.
+    await queue.removeIfQueued(record.taskId).catch((e: Error) => req.log.warn({ taskId: record.taskId, err: e.message }, 'could not remove the canceled task from the queue; its worker will skip it'));
     return ok(view(r.record), r.previous === 'starting' ? 'task canceled' : 'task canceled; its run stops at the next step');
   });
 }

@@ -4,10 +4,8 @@
 //   unit    the face width between the cheek extremes (landmarks 234 and 454)
 // Anchors measured in that frame (forehead top, brows, ear level, chin, face half-width) let one
 // template fit every head, at any size and roll.
+import { FACE_OVAL } from '../../steps/face-mesh.ts';
 
-import { polygonMask } from '../../imaging/polygon.ts';
-
-export const FACE_OVAL = [10, 338, 297, 332, 284, 251, 389, 356, 454, 323, 361, 288, 397, 365, 379, 378, 400, 377, 152, 148, 176, 149, 150, 136, 172, 58, 132, 93, 234, 127, 162, 21, 54, 103, 67, 109];
 const BROWS = [70, 63, 105, 66, 107, 55, 65, 52, 53, 46, 300, 293, 334, 296, 336, 285, 295, 282, 283, 276];
 
 export interface Frame {
@@ -82,9 +80,4 @@ export function anchorsOf(f: Frame, lm: ReadonlyArray<readonly [number, number, 
     halfWidth: Math.max(Math.abs(uv(33)[0]), Math.abs(uv(263)[0])) + 0.08,
     ovalHalfWidth,
   };
-}
-
-/** Rasterizes the face oval: 1 inside. */
-export function ovalMask(lm: ReadonlyArray<readonly [number, number, number]>, width: number, height: number): Uint8Array {
-  return polygonMask(FACE_OVAL.map((i) => [lm[i]![0], lm[i]![1]] as const), width, height);
 }

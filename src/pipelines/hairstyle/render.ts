@@ -1,15 +1,14 @@
-// Hairstyle rendering and compositing (pure: pixels in, pixels out; the inpainting graph's session
-// is passed in).
+// Hairstyle rendering and compositing (pure: pixels in, pixels out; the removal's inpainting is the
+// shared steps/inpaint.ts).
 //   renderHair     template -> per-pixel coverage (antialiased over ~1 px) and shade, never on the
 //                  protected face (inside the face oval, below the brows)
 //   removalMask    original hair the new style does not cover, dilated to take its halo along
-//   inpaint        push-pull ONNX graph: fills the removed hair from its surroundings
+//   (steps/inpaint) push-pull ONNX graph: fills the removed hair from its surroundings
 //   composite      the filled photo, then the hair recoloured in CIE Lab over it
 import type { HairColor } from '../../domain/job.ts';
 import type { RgbImage } from '../../imaging/image.ts';
 import { dilate } from '../../imaging/morphology.ts';
-import type { ModelSession } from '../../models/onnx.ts';
-import { shadeRamp } from './color.ts';
+import { shadeRamp } from '../../steps/color.ts';
 import { toFrame, type Anchors, type Frame } from './frame.ts';
 import { SHAVED_SIDES, TEMPLATES, wisp, type Template, type Variant } from './templates.ts';
 import type { Hairstyle } from '../../domain/job.ts';
@@ -97,31 +96,6 @@ export function removalMask(an: HeadAnalysis, layer: HairLayer): Uint8Array {
   const grown = dilate(raw, W, H, Math.max(1, Math.round(an.frame.scale * 0.015)));
   for (let i = 0; i < grown.length; i++) if (an.protect[i]) grown[i] = 0;
   return grown;
-}
-
-/** Fills the masked pixels from their surroundings with the push-pull graph (NCHW float in 0..1). */
-export async function inpaint(session: ModelSession, img: RgbImage, hole: Uint8Array): Promise<RgbImage> {
-  const { width: W, height: H } = img;
-  const n = W * H;
-  const chw = new Float32Array(3 * n);
-  const known = new Float32Array(n);
-  let holes = 0;
-  for (let i = 0; i < n; i++) {
-    chw[i] = img.data[3 * i]! / 255;
-    chw[n + i] = img.data[3 * i + 1]! / 255;
-    chw[2 * n + i] = img.data[3 * i + 2]! / 255;
-    known[i] = hole[i] ? 0 : 1;
-    holes += hole[i]!;
-  }
-  if (holes === 0) return img;
-  const out = await session.run({ image: { data: chw, dims: [1, 3, H, W] }, known: { data: known, dims: [1, 1, H, W] } });
-  const filled = out[session.outputNames[0]!]!.data;
-  const data = Uint8Array.from(img.data);
-  for (let i = 0; i < n; i++) {
-    if (!hole[i]) continue;
-    for (let c = 0; c < 3; c++) data[3 * i + c] = Math.round(Math.min(1, Math.max(0, filled[c * n + i]!)) * 255);
-  }
-  return { data, width: W, height: H };
 }
 
 /** The recoloured hair over the filled photo. */

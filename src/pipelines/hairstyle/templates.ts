@@ -4,7 +4,7 @@
 //   shade(u, v)  lightness offset in -1..1: strands, curls, braids, ropes or facets, plus light
 //   opacity      below 1 for close-cropped styles, where the scalp shows through
 // Every template is also kept off the face: inside the face oval only above its fringe line.
-// These sources are pinned by sha256 in the hairstyle versions' manifests (assets.templates).
+// A change that alters the pictures needs an algorithm_version bump (golden outputs check it).
 import type { Hairstyle } from '../../domain/job.ts';
 import type { Anchors } from './frame.ts';
 

@@ -3,10 +3,10 @@
 import { AppError } from '../../errors/codes.ts';
 import { polygonMask } from '../../imaging/polygon.ts';
 import type { ClothesType } from '../../domain/job.ts';
-import type { CocoKeypoint, PoseKeypoint } from '../pose/pipeline.ts';
+import type { CocoKeypoint, Pose } from '../../steps/pose.ts';
 import type { Landmarks } from './garment.ts';
 
-export type Pose = Record<CocoKeypoint, PoseKeypoint>;
+export type { Pose };
 type P = [number, number];
 
 const MIN_SCORE = 0.25;

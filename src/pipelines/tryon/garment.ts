@@ -9,7 +9,7 @@
 import type { ClothesType } from '../../domain/job.ts';
 import type { RgbImage } from '../../imaging/image.ts';
 import { dilate, erode } from '../../imaging/morphology.ts';
-import { srgbToLab } from '../hairstyle/color.ts';
+import { srgbToLab } from '../../steps/color.ts';
 
 export type Landmarks = Record<string, [number, number]>;
 

@@ -120,10 +120,42 @@ function valueInfo(name: string, dtype: OnnxDType, dims: Array<number | string>)
   };
 }
 
-/** Op types and counts of a serialized model (for reports and tests). */
-export function describeModel(bytes: Uint8Array): { ops: Record<string, number>; initializers: number; opset: number } {
+/** One node of a serialized model, attributes decoded (for reports and tests). */
+export interface NodeSummary {
+  op: string;
+  name: string;
+  inputs: string[];
+  outputs: string[];
+  attrs: Record<string, number | number[] | string>;
+}
+
+function attrValue(a: onnxProto.onnx.IAttributeProto): number | number[] | string {
+  const T = onnx.AttributeProto.AttributeType;
+  if (a.type === T.STRING) return Buffer.from(a.s ?? []).toString('utf8');
+  if (a.type === T.INTS) return (a.ints ?? []).map(Number);
+  if (a.type === T.FLOATS) return (a.floats ?? []).map(Number);
+  if (a.type === T.FLOAT) return Number(a.f);
+  return Number(a.i);
+}
+
+/** Op types and counts of a serialized model, its nodes in order and its initializers' dims. */
+export function describeModel(bytes: Uint8Array): {
+  ops: Record<string, number>;
+  initializers: number;
+  opset: number;
+  nodes: NodeSummary[];
+  initializerDims: Record<string, number[]>;
+} {
   const m = onnx.ModelProto.decode(bytes);
   const ops: Record<string, number> = {};
   for (const n of m.graph?.node ?? []) ops[n.opType!] = (ops[n.opType!] ?? 0) + 1;
-  return { ops, initializers: m.graph?.initializer?.length ?? 0, opset: Number(m.opsetImport?.[0]?.version ?? 0) };
+  const nodes = (m.graph?.node ?? []).map((n) => ({
+    op: n.opType ?? '',
+    name: n.name ?? '',
+    inputs: [...(n.input ?? [])],
+    outputs: [...(n.output ?? [])],
+    attrs: Object.fromEntries((n.attribute ?? []).map((a) => [a.name ?? '', attrValue(a)])),
+  }));
+  const initializerDims = Object.fromEntries((m.graph?.initializer ?? []).map((t) => [t.name ?? '', (t.dims ?? []).map(Number)]));
+  return { ops, initializers: m.graph?.initializer?.length ?? 0, opset: Number(m.opsetImport?.[0]?.version ?? 0), nodes, initializerDims };
 }

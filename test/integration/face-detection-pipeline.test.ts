@@ -17,7 +17,7 @@ async function detect(bytes: Uint8Array, input: Record<string, unknown> = {}) {
   const r = await faceDetection.run(
     { params: version.manifest.params, session: (g) => sessions.get(version.id, g), maxPixels: 40e6 },
     { image: 'http://fixture/x', ...input },
-    { image: bytes },
+    { image: [bytes] },
   );
   return { ...r, json: JSON.parse(Buffer.from(r.files[0]!.data).toString()) };
 }

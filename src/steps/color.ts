@@ -1,6 +1,6 @@
-// Hair colours as targets in CIE L*a*b* (D65): recolouring keeps the rendered hair's own light and
+// Step: colour in CIE L*a*b* (D65): conversions, and hair colours as targets: recolouring keeps the rendered hair's own light and
 // strand texture as lightness offsets around the target's L*, with the target's a*b* chroma.
-import type { HairColor } from '../../domain/job.ts';
+import type { HairColor } from '../domain/job.ts';
 
 /** Target colour of each spec colour, as sRGB, and the lightness swing the texture may use. */
 export const HAIR_COLOR_TARGETS: Readonly<Record<HairColor, { srgb: [number, number, number]; swing: number }>> = {

@@ -9,6 +9,7 @@
 // A regression row is [dx, dy, w, h, k0x, k0y, ..., k5x, k5y] in input pixels, relative to the
 // anchor centre ((col + 0.5) / cells, (row + 0.5) / cells); anchors are unit-sized (MediaPipe's
 // fixed_anchor_size), so w and h are absolute. Anchor order is row-major cell, then anchor.
+import { boxIou, type Box } from './geometry.ts';
 
 export const KEYPOINT_NAMES = [
   'right_eye',
@@ -90,15 +91,8 @@ export function decodeLayer(
   }
 }
 
-export function iou(a: RawDetection, b: RawDetection): number {
-  const ax0 = a.cx - a.w / 2, ax1 = a.cx + a.w / 2, ay0 = a.cy - a.h / 2, ay1 = a.cy + a.h / 2;
-  const bx0 = b.cx - b.w / 2, bx1 = b.cx + b.w / 2, by0 = b.cy - b.h / 2, by1 = b.cy + b.h / 2;
-  const iw = Math.max(0, Math.min(ax1, bx1) - Math.max(ax0, bx0));
-  const ih = Math.max(0, Math.min(ay1, by1) - Math.max(ay0, by0));
-  const inter = iw * ih;
-  const union = a.w * a.h + b.w * b.h - inter;
-  return union > 0 ? inter / union : 0;
-}
+/** The detection's box (centre form in the graph's units) as a corner box. */
+const boxOf = (d: RawDetection): Box => ({ x: d.cx - d.w / 2, y: d.cy - d.h / 2, width: d.w, height: d.h });
 
 /**
  * MediaPipe's WEIGHTED non-max suppression: take the best remaining detection, merge every
@@ -112,7 +106,7 @@ export function weightedNms(dets: RawDetection[], iouThreshold: number, maxOut: 
     const top = remaining[0]!;
     const group: RawDetection[] = [];
     const rest: RawDetection[] = [];
-    for (const d of remaining) (iou(top, d) > iouThreshold || d === top ? group : rest).push(d);
+    for (const d of remaining) (boxIou(boxOf(top), boxOf(d)) > iouThreshold || d === top ? group : rest).push(d);
     let total = 0, cx = 0, cy = 0, w = 0, h = 0;
     const kp = new Float32Array(12);
     for (const d of group) {

@@ -1,7 +1,8 @@
 // MediaPipe face-mesh geometry, the way its TF.js solution computes it (so the ONNX pipeline gives
 // the same landmarks): SSD anchors, detection decoding, hard NMS, detection -> rotated rect, rect
 // scaling, the crop's affine map, and the landmark projection back to the image.
-import type { Affine } from '../../imaging/image.ts';
+import type { Affine } from '../imaging/image.ts';
+import { boxIou, type Box } from './geometry.ts';
 
 export interface Anchor {
   x: number;
@@ -67,15 +68,7 @@ export function decodeDetections(raw: ArrayLike<number>, anchors: Anchor[], scal
   return out;
 }
 
-function iou(a: Detection, b: Detection): number {
-  const x0 = Math.max(a.xMin, b.xMin);
-  const y0 = Math.max(a.yMin, b.yMin);
-  const x1 = Math.min(a.xMin + a.width, b.xMin + b.width);
-  const y1 = Math.min(a.yMin + a.height, b.yMin + b.height);
-  const inter = Math.max(0, x1 - x0) * Math.max(0, y1 - y0);
-  const union = a.width * a.height + b.width * b.height - inter;
-  return union > 0 ? inter / union : 0;
-}
+const boxOf = (d: Detection): Box => ({ x: d.xMin, y: d.yMin, width: d.width, height: d.height });
 
 /** Greedy hard NMS (tf.image.nonMaxSuppression): best first, drop what overlaps a kept one above the threshold. */
 export function hardNms(dets: Detection[], iouThreshold: number, max: number): Detection[] {
@@ -83,7 +76,7 @@ export function hardNms(dets: Detection[], iouThreshold: number, max: number): D
   const kept: Detection[] = [];
   for (const d of sorted) {
     if (kept.length >= max) break;
-    if (kept.every((k) => iou(k, d) <= iouThreshold)) kept.push(d);
+    if (kept.every((k) => boxIou(boxOf(k), boxOf(d)) <= iouThreshold)) kept.push(d);
   }
   return kept;
 }

@@ -11,8 +11,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { GraphSpec } from './manifest.ts';
-import type { Registry } from './registry.ts';
+import type { GraphSpec } from '../models/manifest.ts';
+import type { Registry } from '../models/registry.ts';
 import { readTfjsGraph } from './tfjs/reader.ts';
 import { convertTfjsGraph } from './tfjs/convert.ts';
 import { GRAPH_BUILDERS, buildGeneratedGraph } from './generated/index.ts';
@@ -223,11 +223,4 @@ export function pinGenerated(builder: string, params: Record<string, number | st
   const b = GRAPH_BUILDERS[builder];
   if (!b) throw new Error(`unknown graph builder "${builder}"`);
   return { sha256: sha256Bytes(b.build(params)), builder_version: b.version };
-}
-
-/** Asset files whose sha256 no longer matches the manifest (the version must be re-pinned). */
-export function staleAssets(assets: Record<string, { path: string; sha256: string }> | undefined, root = process.cwd()): string[] {
-  return Object.entries(assets ?? {})
-    .filter(([, a]) => !fs.existsSync(path.join(root, a.path)) || sha256File(path.join(root, a.path)) !== a.sha256)
-    .map(([name, a]) => `${name} (${a.path})`);
 }

@@ -13,4 +13,3 @@ export function stringParam(params: Readonly<Record<string, unknown>>, key: stri
   return v;
 }
 
-export const jsonFile = (name: string, value: unknown) => ({ name, contentType: 'application/json', data: Buffer.from(JSON.stringify(value, null, 2)) });

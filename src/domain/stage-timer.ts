@@ -1,0 +1,51 @@
+// The one stopwatch for stage timings: pipelines time their steps with it on the inference thread,
+// the task processor times download and store with it on the worker's event loop.
+import type { StageTimings } from './task.ts';
+
+export interface StageTimer {
+  stages: StageTimings;
+  /** Milliseconds spent in model runs (infer) so far. */
+  readonly predictMs: number;
+  /** Times a stage. */
+  time<T>(stage: string, fn: () => Promise<T> | T): Promise<T>;
+  /** Times a stage that is a model run; its time also counts as predict time. */
+  infer<T>(stage: string, fn: () => Promise<T>): Promise<T>;
+}
+
+/** Stage names a shared model step reports under: the usual three, or a pipeline's own names. */
+export type StepStages = readonly [pre: string, infer: string, post: string];
+export const MODEL_STAGES: StepStages = ['preprocess', 'inference', 'postprocess'];
+
+/** Stopwatch that appends [stage, ms] pairs (a stage met twice is summed under one name). */
+export function stageTimer(): StageTimer {
+  const stages: StageTimings = [];
+  let predictMs = 0;
+  const add = (stage: string, ms: number) => {
+    const hit = stages.find(([s]) => s === stage);
+    if (hit) hit[1] += ms;
+    else stages.push([stage, ms]);
+  };
+  const time = async <T>(stage: string, fn: () => Promise<T> | T): Promise<T> => {
+    const t0 = performance.now();
+    try {
+      return await fn();
+    } finally {
+      add(stage, performance.now() - t0);
+    }
+  };
+  return {
+    stages,
+    get predictMs() {
+      return predictMs;
+    },
+    time,
+    async infer(stage, fn) {
+      const t0 = performance.now();
+      try {
+        return await time(stage, fn);
+      } finally {
+        predictMs += performance.now() - t0;
+      }
+    },
+  };
+}

@@ -1,0 +1,31 @@
+// The API process's own part of the composition: the HTTP app over the shared services. Loads no
+// pipeline, model, onnxruntime or importer code (test/e2e/api-process-modules.test.ts checks what
+// the API entry actually loads).
+import type { Config } from '../config/env.ts';
+import { buildApp } from '../api/app.ts';
+import type { Services } from './services.ts';
+
+export function createApi(config: Config, s: Services) {
+  return buildApp({
+    tasks: s.tasks,
+    accounts: s.accounts,
+    blobs: s.blobs,
+    queue: s.queue,
+    submitter: s.submitter,
+    registry: s.registry,
+    workers: s.workers,
+    http: s.http,
+    publicBaseUrl: config.publicBaseUrl,
+    bodyMaxBytes: config.bodyMaxBytes,
+    maxPixels: config.input.maxPixels,
+    jobs: {
+      store: s.jobs,
+      fileMaxBytes: config.jobs.fileMaxBytes,
+      retentionMs: config.retention.jobMs,
+      versions: s.jobVersions,
+    },
+    readyRequiresWorker: config.readyRequiresWorker,
+    logLevel: config.logLevel,
+  });
+}
+

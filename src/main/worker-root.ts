@@ -1,0 +1,87 @@
+// The worker process's own part of the composition: inference threads, the task consumer and the
+// webhook deliverer over the shared services.
+import type { Config } from '../config/env.ts';
+import type { Logger } from '../domain/logger.ts';
+import type { VersionId } from '../domain/version-id.ts';
+import type { Registry } from '../models/registry.ts';
+import { PipelinePool } from '../queue/pipeline-pool.ts';
+import { TaskWorker } from '../queue/task-worker.ts';
+import { WebhookWorker } from '../queue/webhooks.ts';
+import type { Services } from './services.ts';
+
+export interface WorkerParts {
+  worker: TaskWorker;
+  pool: PipelinePool;
+  webhooks: WebhookWorker;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * A worker: task runner with its inference-thread pool (every version in the registry loaded on
+ * each thread) and the webhook deliverer.
+ */
+export function createWorker(config: Config, s: Services, redisUrl: string, log: Logger): WorkerParts {
+  const pool = new PipelinePool(
+    {
+      modelsDir: config.modelsDir,
+      provider: config.executionProvider,
+      intraOpThreads: config.ortIntraOpThreads,
+      allowSpinning: config.ortAllowSpinning,
+      maxPixels: config.input.maxPixels,
+      warm: warmList(config, s.registry),
+      sharpConcurrency: config.sharpConcurrency,
+    },
+    config.workerConcurrency,
+    (message) => log.warn(message),
+    { runTimeoutMs: config.inferenceTimeoutMs },
+  );
+  const worker = new TaskWorker(
+    {
+      tasks: s.tasks,
+      blobs: s.blobs,
+      registry: s.registry,
+      pool,
+      limits: config.input,
+      http: s.http,
+      log,
+      workers: s.workers,
+      onEnded: () => void s.dispatcher.flush().catch((e: Error) => log.warn({ err: e.message }, 'webhook outbox flush failed')),
+    },
+    {
+      redisUrl,
+      prefix: config.redisPrefix,
+      concurrency: config.workerConcurrency,
+      lockMs: config.jobLockMs,
+      stalledIntervalMs: config.stalledIntervalMs,
+      maxStalled: config.maxStalled,
+      drainTimeoutMs: config.drainTimeoutMs,
+    },
+  );
+  const webhooks = new WebhookWorker({ accounts: s.accounts, http: s.http, log }, s.webhookSettings);
+  return {
+    worker,
+    pool,
+    webhooks,
+    async start() {
+      await webhooks.start();
+      await worker.start();
+    },
+    async close() {
+      await worker.close();
+      await webhooks.close();
+      await pool.close();
+    },
+  };
+}
+
+/** The versions a worker loads at start (WARM_VERSIONS, by name or id; default all). Unknown ones fail start-up. */
+function warmList(config: Config, registry: Registry): VersionId[] {
+  if (!config.warmVersions) return [...registry.versions.keys()];
+  return config.warmVersions.map((w) => {
+    const v = registry.byName(w) ?? registry.get(w as VersionId);
+    if (!v) throw new Error(`WARM_VERSIONS: unknown version "${w}"`);
+    return v.id;
+  });
+}
+

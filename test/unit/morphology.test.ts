@@ -1,0 +1,59 @@
+// Binary morphology against an independent judge: libvips' morph through sharp (whose erode grows
+// a white foreground and whose dilate shrinks it) and a brute-force window scan.
+import sharp from 'sharp';
+import { describe, expect, it } from 'vitest';
+import { dilate, erode } from '../../src/imaging/morphology.ts';
+
+function randomMask(W: number, H: number, seed: number): Uint8Array {
+  const m = new Uint8Array(W * H);
+  let s = seed;
+  const rnd = () => ((s = (s * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      const dx = (x - W / 2) / (W / 3), dy = (y - H / 2) / (H / 2.5);
+      m[y * W + x] = dx * dx + dy * dy < 1 ? 1 : 0;
+    }
+  }
+  for (let i = 0; i < (W * H) / 50; i++) m[Math.floor(rnd() * W * H)]! ^= 1;
+  return m;
+}
+
+function bruteForce(m: Uint8Array, W: number, H: number, r: number, pick: 0 | 1): Uint8Array {
+  const out = new Uint8Array(m.length).fill(1 - pick);
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      search: for (let v = Math.max(0, y - r); v <= Math.min(H - 1, y + r); v++) {
+        for (let u = Math.max(0, x - r); u <= Math.min(W - 1, x + r); u++) {
+          if (m[v * W + u] === pick) {
+            out[y * W + x] = pick;
+            break search;
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+async function bySharp(m: Uint8Array, W: number, H: number, r: number, op: 'grow' | 'shrink'): Promise<Uint8Array> {
+  const img = sharp(Uint8Array.from(m, (v) => v * 255), { raw: { width: W, height: H, channels: 1 } });
+  const data = await (op === 'grow' ? img.erode(r) : img.dilate(r)).toColourspace('b-w').raw().toBuffer();
+  return Uint8Array.from(data, (v) => (v > 127 ? 1 : 0));
+}
+
+describe('binary morphology', () => {
+  it.each([
+    [97, 61, 1],
+    [97, 61, 4],
+    [200, 150, 12],
+    [30, 40, 25], // radius larger than the mask
+  ])('%ix%i radius %i equals sharp and a brute-force scan', async (W, H, r) => {
+    const m = randomMask(W, H, W * H + r);
+    const grown = dilate(m, W, H, r);
+    const shrunk = erode(m, W, H, r);
+    expect(grown).toEqual(await bySharp(m, W, H, r, 'grow'));
+    expect(shrunk).toEqual(await bySharp(m, W, H, r, 'shrink'));
+    expect(grown).toEqual(bruteForce(m, W, H, r, 1));
+    expect(shrunk).toEqual(bruteForce(m, W, H, r, 0));
+  });
+});
