@@ -6,9 +6,9 @@ import { defineConfig } from 'vitest/config';
 // - e2e: a real listening server, real HTTP clients and receivers, worker processes.
 // Only integration and e2e run the global setup (a private redis-server, fetching the graphs).
 
-// These two run onnxruntime (providers.test.ts on a fetched graph) but still sit in test/unit;
-// their owners are editing them, so they are classed here until they move to test/integration.
-const UNIT_FILES_NEEDING_MODELS = ['test/unit/providers.test.ts', 'test/unit/tfjs-ops.test.ts'];
+// This one runs onnxruntime on a fetched graph but still sits in test/unit; its owner is editing
+// it, so it is classed here until it moves to test/integration.
+const UNIT_FILES_NEEDING_MODELS = ['test/unit/providers.test.ts'];
 
 export default defineConfig({
   test: {
