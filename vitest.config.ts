@@ -1,14 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
-// Three projects; a test's folder says what it needs (`npx vitest --project unit` runs one):
+// Three projects (and gpu); a test's folder says what it needs (`npx vitest --project unit` runs one):
 // - unit: nothing: no Redis, no fetched model graphs, no network, no listening server. Seconds.
 // - integration: a real Redis and real onnxruntime sessions over the fetched graphs.
 // - e2e: a real listening server, real HTTP clients and receivers, worker processes.
 // Only integration and e2e run the global setup (a private redis-server, fetching the graphs).
-
-// This one runs onnxruntime on a fetched graph but still sits in test/unit; its owner is editing
-// it, so it is classed here until it moves to test/integration.
-const UNIT_FILES_NEEDING_MODELS = ['test/unit/providers.test.ts'];
 
 export default defineConfig({
   test: {
@@ -25,14 +21,13 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
-          exclude: UNIT_FILES_NEEDING_MODELS,
         },
       },
       {
         extends: true,
         test: {
           name: 'integration',
-          include: ['test/integration/**/*.test.ts', ...UNIT_FILES_NEEDING_MODELS],
+          include: ['test/integration/**/*.test.ts'],
           globalSetup: ['test/helpers/global-setup.ts'],
         },
       },
@@ -44,7 +39,8 @@ export default defineConfig({
           globalSetup: ['test/helpers/global-setup.ts'],
         },
       },
-      { extends: true, test: { name: 'gpu', include: ['test/gpu/**/*.test.ts'] } }, // skipped unless GPU_TEST_PROVIDERS is set; needs the graphs fetched
+      // Skipped (and saying why) unless GPU_TEST_PROVIDERS is set; uses graphs already fetched.
+      { extends: true, test: { name: 'gpu', include: ['test/gpu/**/*.test.ts'] } },
     ],
   },
 });

@@ -4,7 +4,8 @@
 // p90 ms per run, runs/s (sequential), speed-up of the median over cpu, the nodes onnxruntime's
 // profiler saw on the provider, and max |provider - cpu| relative to max(1, max |cpu|) (for BiSeNet's
 // int64 class labels: the share of pixels whose label differs).
-// Exits 1 when a requested provider fell back to cpu, whole (session) or in part (compute nodes).
+// Exits 1 when a requested provider fell back to cpu, whole (session) or in part (compute nodes), or
+// when its outputs disagree with cpu beyond the tolerances of test/gpu/providers.gpu.test.ts.
 //   providers  argument or GPU_BENCH_PROVIDERS (default cuda,webgpu)
 //   BENCH_RUNS timed runs per graph and provider (default 200, after 20 warm-up runs)
 //   ORT_INTRA_OP_THREADS intra-op threads of every session (default: all cores)
@@ -23,6 +24,9 @@ const GRAPHS = [
   { version: 'face-landmarks-facemesh', graph: 'landmarks', size: 192, range: [0, 1] },
   { version: 'face-parsing-bisenet', graph: 'parser', size: 512, range: [-1, 1] },
 ] as const;
+/** As in test/gpu/providers.gpu.test.ts: float outputs relative to max(1, max |cpu|); share of labels. */
+const TOLERANCE = 1e-2;
+const LABEL_TOLERANCE = 5e-3;
 const COMPUTE_OPS = new Set(['Conv', 'ConvTranspose', 'FusedConv', 'NhwcConv', 'MatMul', 'FusedMatMul', 'Gemm']);
 
 const arg = process.argv[3] ?? process.env.GPU_BENCH_PROVIDERS ?? 'cuda,webgpu';
@@ -97,6 +101,7 @@ interface Row {
   maxRelDiff?: number;
   labelsDiffer?: number;
   fellBack?: string;
+  mismatch?: string;
 }
 
 const registry = loadRegistry(path.resolve('models'));
@@ -135,6 +140,7 @@ for (const g of GRAPHS) {
         if (cpuOut) Object.assign(row, compare(out, cpuOut));
         const cpuCompute = Object.keys(placement.cpuOps).filter((op) => COMPUTE_OPS.has(op));
         if (cpuCompute.length) row.fellBack = `compute nodes on cpu: ${cpuCompute.join(', ')}`;
+        if ((row.maxRelDiff ?? 0) > TOLERANCE || (row.labelsDiffer ?? 0) > LABEL_TOLERANCE) row.mismatch = 'outputs differ from cpu beyond tolerance';
       }
     }
     await session.release();
@@ -149,6 +155,7 @@ for (const g of GRAPHS) {
       f(row.speedup, 1, 'x').padStart(8),
       (row.nodesOnProvider ?? '-').padStart(12),
       ` ${row.maxRelDiff === undefined ? '-' : row.maxRelDiff.toExponential(1)}${row.labelsDiffer ? ` (labels differ: ${(row.labelsDiffer * 100).toFixed(2)}%)` : ''}`,
+      row.mismatch ? `  MISMATCH: ${row.mismatch}` : '',
       row.fellBack ? `  FELL BACK: ${row.fellBack}` : row.cpuOps && Object.keys(row.cpuOps).length ? `  on cpu: ${JSON.stringify(row.cpuOps)}` : '',
     );
   }
@@ -156,7 +163,7 @@ for (const g of GRAPHS) {
 
 if (process.env.BENCH_JSON) fs.writeFileSync(process.env.BENCH_JSON, JSON.stringify({ gpu: gpuName(), cpuThreads, runs: RUNS, rows }, null, 2));
 const fellBack = rows.filter((r) => r.fellBack);
-if (fellBack.length) {
-  console.error(`bench gpu: ${fellBack.length} run(s) fell back to cpu: ${fellBack.map((r) => `${r.graph} on ${r.provider}`).join(', ')}`);
-  process.exitCode = 1;
-}
+if (fellBack.length) console.error(`bench gpu: ${fellBack.length} run(s) fell back to cpu: ${fellBack.map((r) => `${r.graph} on ${r.provider}`).join(', ')}`);
+const mismatched = rows.filter((r) => r.mismatch);
+if (mismatched.length) console.error(`bench gpu: ${mismatched.length} run(s) disagree with cpu: ${mismatched.map((r) => `${r.graph} on ${r.provider}`).join(', ')}`);
+if (fellBack.length || mismatched.length) process.exitCode = 1;

@@ -1,13 +1,15 @@
 // A fixed pool of inference threads (queue/pipeline-thread.ts). The worker process's main thread
 // only does I/O (BullMQ, Redis lock renewal, downloads, blob writes); every pipeline runs here.
 // A thread that dies fails its in-flight request with a retryable error and is replaced. A run that
-// passes its deadline fails with INFERENCE_TIMEOUT; its thread is terminated and replaced at once.
+// passes its deadline fails with INFERENCE_TIMEOUT at once and a new thread takes its slot; the old
+// thread retires when its run settles (see expire() for why it is not terminated).
 //
 // Why not piscina: it would give the queue, respawn and (with an AbortSignal per task) termination
 // of a thread whose task is aborted, but not this pool's start-up protocol (each thread loads its
 // warm versions and reports ready with its providers, or fails start-up; 'warn' messages from
 // the session cache), and it takes a module file name where Node 20 needs the tsx boot below for
-// a .ts entry. The deadline is ~30 lines here; a dependency plus side channels would be more.
+// a .ts entry; and aborting a piscina task terminate()s its thread, which aborts the process while
+// onnxruntime is mid-run (expire()). The deadline is ~40 lines here.
 import { Worker } from 'node:worker_threads';
 import { AppError, type SerializedAppError } from '../errors/codes.ts';
 import { configureSharp, ensureSharpLoadedInMainThread } from '../imaging/image.ts';
