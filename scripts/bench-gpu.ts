@@ -18,6 +18,7 @@ import path from 'node:path';
 import { decodeImage, letterboxToTensor } from '../src/imaging/image.ts';
 import { createSession, ORT_PROVIDER_NAMES, profileNodePlacement, type ExecutionProvider, type AnyTensor, type FloatTensor, type ModelSession } from '../src/models/onnx.ts';
 import { loadRegistry } from '../src/models/registry.ts';
+import { outputAgreement } from './lib/output-agreement.ts';
 
 const GRAPHS = [
   { version: 'face-detection-blazeface', graph: 'detector', size: 256, range: [-1, 1] },
@@ -65,28 +66,13 @@ async function time(session: ModelSession, feeds: Record<string, FloatTensor>) {
   return { medianMs: pct(t, 50), p90Ms: pct(t, 90), runsPerS: (RUNS * 1000) / total };
 }
 
-/** Float outputs: max |got - want| / max(1, max |want|); int outputs (class labels): share that differ. */
+/** The worst float and label disagreement over a graph's outputs. */
 function compare(got: Record<string, AnyTensor>, want: Record<string, AnyTensor>): { maxRelDiff: number; labelsDiffer: number } {
-  let maxRelDiff = 0;
-  let labelsDiffer = 0;
-  for (const [name, w] of Object.entries(want)) {
-    const a = got[name]!.data;
-    const b = w.data;
-    if (a instanceof Float32Array && b instanceof Float32Array) {
-      let diff = 0;
-      let scale = 1;
-      for (let i = 0; i < b.length; i++) {
-        diff = Math.max(diff, Math.abs(a[i]! - b[i]!));
-        scale = Math.max(scale, Math.abs(b[i]!));
-      }
-      maxRelDiff = Math.max(maxRelDiff, diff / scale);
-    } else {
-      let differ = 0;
-      for (let i = 0; i < b.length; i++) if (a[i] !== b[i]) differ++;
-      labelsDiffer = Math.max(labelsDiffer, differ / b.length);
-    }
-  }
-  return { maxRelDiff, labelsDiffer };
+  const all = outputAgreement(got, want);
+  return {
+    maxRelDiff: Math.max(0, ...all.filter((o) => o.kind === 'float').map((o) => o.relative)),
+    labelsDiffer: Math.max(0, ...all.filter((o) => o.kind === 'labels').map((o) => o.relative)),
+  };
 }
 
 interface Row {

@@ -18,6 +18,7 @@ import { decodeImage, letterboxToTensor } from '../../src/imaging/image.ts';
 import { ORT_PROVIDER_NAMES, profileNodePlacement, type ExecutionProvider } from '../../src/models/onnx.ts';
 import { loadRegistry } from '../../src/models/registry.ts';
 import { SessionCache } from '../../src/models/sessions.ts';
+import { outputAgreement } from '../../scripts/lib/output-agreement.ts';
 
 const GPU_PROVIDERS = ['cuda', 'webgpu'] as const;
 type GpuProvider = (typeof GPU_PROVIDERS)[number];
@@ -91,24 +92,14 @@ if (providers.length === 0) {
       // (BiSeNet's int64 argmax) differing on at most LABEL_TOLERANCE of the pixels.
       const want = await (await cpu.get(version.id, g.graph)).runAny(feeds);
       const got = await session.runAny(feeds);
-      for (const name of Object.keys(want)) {
-        const a = got[name]!.data;
-        const b = want[name]!.data;
-        expect(got[name]!.dims).toEqual(want[name]!.dims);
-        if (a instanceof Float32Array && b instanceof Float32Array) {
-          let diff = 0;
-          let scale = 1;
-          for (let i = 0; i < b.length; i++) {
-            diff = Math.max(diff, Math.abs(a[i]! - b[i]!));
-            scale = Math.max(scale, Math.abs(b[i]!));
-          }
-          console.log(`${provider} ${g.version}/${g.graph} ${name}: max|gpu-cpu| ${diff.toExponential(2)}, relative ${(diff / scale).toExponential(2)}`);
-          expect(diff / scale, `${name}: max|${provider} - cpu| / max(1, max|cpu|)`).toBeLessThanOrEqual(TOLERANCE);
+      for (const name of Object.keys(want)) expect(got[name]!.dims).toEqual(want[name]!.dims);
+      for (const o of outputAgreement(got, want)) {
+        if (o.kind === 'float') {
+          console.log(`${provider} ${g.version}/${g.graph} ${o.name}: max|gpu-cpu| ${o.diff.toExponential(2)}, relative ${o.relative.toExponential(2)}`);
+          expect(o.relative, `${o.name}: max|${provider} - cpu| / max(1, max|cpu|)`).toBeLessThanOrEqual(TOLERANCE);
         } else {
-          let differ = 0;
-          for (let i = 0; i < b.length; i++) if (a[i] !== b[i]) differ++;
-          console.log(`${provider} ${g.version}/${g.graph} ${name}: ${differ} of ${b.length} labels differ from cpu`);
-          expect(differ / b.length, `${name}: share of labels differing from cpu`).toBeLessThanOrEqual(LABEL_TOLERANCE);
+          console.log(`${provider} ${g.version}/${g.graph} ${o.name}: ${o.diff} of ${o.count} labels differ from cpu`);
+          expect(o.relative, `${o.name}: share of labels differing from cpu`).toBeLessThanOrEqual(LABEL_TOLERANCE);
         }
       }
     }, 180_000);
