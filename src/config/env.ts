@@ -27,8 +27,18 @@ const EnvSchema = z.object({
   MODELS_DIR: z.string().min(1).default('models'),
   /** onnxruntime execution provider: cpu, cuda or webgpu; falls back to cpu with a warning. @defaultValue cpu */
   EXECUTION_PROVIDER: z.enum(['cpu', 'cuda', 'webgpu']).default('cpu'),
-  /** Versions (names or ids, comma-separated) each worker loads at start; others load on first use. @defaultValue all */
+  /**
+   * Versions (names or ids, comma-separated) each worker loads at start and keeps loaded (pinned
+   * against MODEL_MEMORY_MB); others load on first use. @defaultValue all, unpinned (none when
+   * MODEL_MEMORY_MB is set)
+   */
   WARM_VERSIONS: z.string().min(1).optional(),
+  /**
+   * Budget for loaded graphs per worker process, in MB of graph files (split evenly over its
+   * inference threads; onnxruntime's arenas come on top). Least recently used graphs are released
+   * to stay within it; 0 = no limit. @defaultValue 0
+   */
+  MODEL_MEMORY_MB: int(0, 1_000_000).default(0),
   /** Tasks one worker process runs at once; each gets its own inference thread. @defaultValue 1 */
   WORKER_CONCURRENCY: int(1, 64).default(1),
   /** onnxruntime intra-op threads per inference thread; 0 = (cores - 1) / concurrency, at least 1. @defaultValue 0 */
@@ -135,6 +145,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env) {
     executionProvider: e.EXECUTION_PROVIDER,
     workerConcurrency: e.WORKER_CONCURRENCY,
     warmVersions: e.WARM_VERSIONS?.split(',').map((v) => v.trim()).filter(Boolean),
+    modelMemoryBytes: e.MODEL_MEMORY_MB * 2 ** 20,
     // One core is left to the event loop (Redis, downloads) and libvips: measured faster end to end.
     ortIntraOpThreads: e.ORT_INTRA_OP_THREADS || Math.max(1, Math.floor((cores - 1) / e.WORKER_CONCURRENCY)),
     ortAllowSpinning: e.ORT_ALLOW_SPINNING,

@@ -29,7 +29,8 @@ export function createWorker(config: Config, s: Services, redisUrl: string, log:
       intraOpThreads: config.ortIntraOpThreads,
       allowSpinning: config.ortAllowSpinning,
       maxPixels: config.input.maxPixels,
-      warm: warmList(config, s.registry),
+      ...warmList(config, s.registry),
+      modelMemoryBytes: Math.floor(config.modelMemoryBytes / config.workerConcurrency),
       sharpConcurrency: config.sharpConcurrency,
     },
     config.workerConcurrency,
@@ -75,13 +76,17 @@ export function createWorker(config: Config, s: Services, redisUrl: string, log:
   };
 }
 
-/** The versions a worker loads at start (WARM_VERSIONS, by name or id; default all). Unknown ones fail start-up. */
-function warmList(config: Config, registry: Registry): VersionId[] {
-  if (!config.warmVersions) return [...registry.versions.keys()];
-  return config.warmVersions.map((w) => {
+/**
+ * The versions a worker loads at start: WARM_VERSIONS (by name or id; unknown ones fail start-up),
+ * kept loaded (pinned); unset, every version, unpinned, or none when a memory budget is set (they
+ * would not fit, or would crowd out what tasks need).
+ */
+function warmList(config: Config, registry: Registry): { warm: VersionId[]; pinned: boolean } {
+  if (!config.warmVersions) return { warm: config.modelMemoryBytes > 0 ? [] : [...registry.versions.keys()], pinned: false };
+  const warm = config.warmVersions.map((w) => {
     const v = registry.byName(w) ?? registry.get(w as VersionId);
     if (!v) throw new Error(`WARM_VERSIONS: unknown version "${w}"`);
     return v.id;
   });
+  return { warm, pinned: true };
 }
-

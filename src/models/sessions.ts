@@ -1,5 +1,13 @@
-// Sessions cached per (version, graph, provider), memoized as promises so concurrent first uses
-// share one load, and evicted on failure so a later task can retry the load.
+// Sessions of one inference thread, cached per (graph sha256, provider): versions that share a graph
+// (the BlazeFace detector, BiSeNet, FaceMesh, the inpainting graph ...) share one session and one
+// copy of its weights. Loads are memoized as promises, so concurrent first uses share one load, and
+// evicted on failure, so a later task can retry the load.
+//
+// Memory budget: with `budgetBytes`, the cache is an LRU over graphs. A graph's cost is its file
+// size (the weights onnxruntime holds; its arena and pre-packed copies come on top, which the
+// budget does not see, so set it with headroom). When a run ends above the budget, the least
+// recently used graphs are released until it fits, except pinned graphs (WARM_VERSIONS) and the
+// ones the current run uses. A later run that needs an evicted graph loads it again and says so.
 import fs from 'node:fs';
 import { AppError } from '../errors/codes.ts';
 import type { VersionId } from '../domain/version-id.ts';
@@ -11,10 +19,34 @@ export interface SessionCacheOptions {
   intraOpThreads: number;
   allowSpinning: boolean;
   warn: (message: string) => void;
+  /** Bytes of graphs this cache may hold (0 or absent: no limit). */
+  budgetBytes?: number;
+}
+
+export interface SessionCacheStats {
+  loads: number;
+  evictions: number;
+  /** Bytes of the graphs loaded now (their file sizes). */
+  bytes: number;
+  graphs: number;
+}
+
+interface Entry {
+  session: Promise<ModelSession>;
+  bytes: number;
+  /** What loaded it, for messages: "<version name>/<graph>". */
+  label: string;
 }
 
 export class SessionCache {
-  private readonly sessions = new Map<string, Promise<ModelSession>>();
+  /** Map order is recency: the last entry is the most recently used. */
+  private readonly entries = new Map<string, Entry>();
+  private readonly pinned = new Set<string>();
+  private readonly evicted = new Set<string>();
+  private readonly inRun = new Set<string>();
+  private runNotes: string[] | null = null;
+  private loads = 0;
+  private evictions = 0;
 
   constructor(
     private readonly registry: Registry,
@@ -23,40 +55,106 @@ export class SessionCache {
 
   /** The session of one graph of a version, loading it on first use. */
   get(version: VersionId, graph: string): Promise<ModelSession> {
-    const key = `${version}:${graph}:${this.opts.provider}`;
-    let p = this.sessions.get(key);
-    if (!p) {
-      p = this.load(version, graph);
-      this.sessions.set(key, p);
-      p.catch(() => this.sessions.delete(key));
+    let where: { key: string; file: string; label: string };
+    try {
+      where = this.locate(version, graph);
+    } catch (e) {
+      return Promise.reject(e);
     }
-    return p;
+    const { key, file, label } = where;
+    this.inRun.add(key);
+    const hit = this.entries.get(key);
+    if (hit) {
+      this.entries.delete(key);
+      this.entries.set(key, hit);
+      return hit.session;
+    }
+    if (this.evicted.has(key)) this.runNotes?.push(`model memory: ${label} loaded again (evicted earlier to stay within MODEL_MEMORY_MB)`);
+    this.loads++;
+    const entry: Entry = { session: this.load(file), bytes: fs.statSync(file).size, label };
+    this.entries.set(key, entry);
+    entry.session.catch(() => {
+      if (this.entries.get(key) === entry) this.entries.delete(key);
+    });
+    return entry.session;
   }
 
-  /** Loads every graph of a version (start-up warm-up). */
-  async warm(version: VersionId): Promise<Record<string, ModelSession>> {
-    const v = this.registry.get(version);
-    if (!v) throw new AppError('VERSION_NOT_FOUND', `version ${version} not found`);
+  /** Loads every graph of a version (start-up warm-up); `pin` keeps them out of eviction. */
+  async warm(version: VersionId, pin = false): Promise<Record<string, ModelSession>> {
+    const v = this.version(version);
     const names = Object.keys(v.manifest.graphs);
+    if (pin) for (const g of names) this.pinned.add(this.locate(version, g).key);
     const sessions = await Promise.all(names.map((g) => this.get(version, g)));
+    this.inRun.clear();
     return Object.fromEntries(names.map((g, i) => [g, sessions[i]!]));
   }
 
-  async releaseAll(): Promise<void> {
-    const all = [...this.sessions.values()];
-    this.sessions.clear();
-    await Promise.allSettled(all.map(async (p) => (await p).release()));
+  /**
+   * Brackets one pipeline run: graphs it touches are not evicted while it runs; at the end the
+   * cache is brought back within the budget. Returns the run's notes (reloads after eviction).
+   */
+  async run<T>(fn: () => Promise<T>): Promise<{ result: T; notes: string[] }> {
+    this.inRun.clear();
+    const notes: string[] = [];
+    this.runNotes = notes;
+    try {
+      return { result: await fn(), notes };
+    } finally {
+      this.runNotes = null;
+      this.inRun.clear();
+      await this.enforceBudget();
+    }
   }
 
-  private async load(version: VersionId, graph: string): Promise<ModelSession> {
+  stats(): SessionCacheStats {
+    let bytes = 0;
+    for (const e of this.entries.values()) bytes += e.bytes;
+    return { loads: this.loads, evictions: this.evictions, bytes, graphs: this.entries.size };
+  }
+
+  async releaseAll(): Promise<void> {
+    const all = [...this.entries.values()];
+    this.entries.clear();
+    await Promise.allSettled(all.map(async (e) => (await e.session).release()));
+  }
+
+  /** Releases least recently used graphs (not pinned, not in the current run) until within budget. */
+  private async enforceBudget(): Promise<void> {
+    const budget = this.opts.budgetBytes ?? 0;
+    if (budget <= 0) return;
+    let total = this.stats().bytes;
+    const released: Array<Promise<void>> = [];
+    for (const [key, e] of [...this.entries]) {
+      if (total <= budget) break;
+      if (this.pinned.has(key) || this.inRun.has(key)) continue;
+      this.entries.delete(key);
+      this.evicted.add(key);
+      this.evictions++;
+      total -= e.bytes;
+      released.push(e.session.then((s) => s.release()).catch(() => {}));
+    }
+    await Promise.all(released);
+    if (total > budget) this.opts.warn(`model memory: ${(total / 2 ** 20).toFixed(0)} MB of graphs are pinned or in use, above the ${(budget / 2 ** 20).toFixed(0)} MB budget`);
+  }
+
+  private version(version: VersionId) {
     const v = this.registry.get(version);
     if (!v) throw new AppError('VERSION_NOT_FOUND', `version ${version} not found`);
+    return v;
+  }
+
+  private locate(version: VersionId, graph: string): { key: string; file: string; label: string } {
+    const v = this.version(version);
     const spec = v.manifest.graphs[graph];
     if (!spec) throw new AppError('MODEL_UNAVAILABLE', `version ${v.manifest.name} has no graph "${graph}"`);
     const file = this.registry.graphPath(spec.sha256);
     if (!fs.existsSync(file)) {
       throw new AppError('MODEL_UNAVAILABLE', `graph ${graph} of ${v.manifest.name} is not fetched (run: npm run models -- fetch)`);
     }
+    return { key: `${spec.sha256}:${this.opts.provider}`, file, label: `${v.manifest.name}/${graph}` };
+  }
+
+  private load(file: string): Promise<ModelSession> {
     return createSession(file, {
       provider: this.opts.provider,
       intraOpThreads: this.opts.intraOpThreads,

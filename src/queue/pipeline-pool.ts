@@ -25,6 +25,10 @@ export interface ThreadInit {
   maxPixels: number;
   /** Versions whose sessions each thread loads at start, before it takes requests. */
   warm: VersionId[];
+  /** Keep the warm versions loaded whatever the memory budget (WARM_VERSIONS was set). */
+  pinned?: boolean;
+  /** Bytes of graphs each thread's session cache may hold (0: no limit). */
+  modelMemoryBytes?: number;
   /** libvips threads per sharp operation (sharp.concurrency), set by each thread: see configureSharp. */
   sharpConcurrency?: number;
 }

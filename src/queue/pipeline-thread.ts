@@ -23,6 +23,7 @@ const sessions = new SessionCache(registry, {
   intraOpThreads: init.intraOpThreads,
   allowSpinning: init.allowSpinning,
   warn: (message) => parentPort!.postMessage({ type: 'warn', message } satisfies ThreadResponse),
+  budgetBytes: init.modelMemoryBytes ?? 0,
 });
 
 // Load the configured versions before taking requests, and say so (the worker reports ready then).
@@ -31,7 +32,7 @@ const sessions = new SessionCache(registry, {
 // worker's event loop never loads pipeline or onnxruntime code.
 const warmed = Promise.resolve()
   .then(() => checkPipelineTables(registry.versions.values()))
-  .then(() => Promise.all(init.warm.map((v) => sessions.warm(v))))
+  .then(() => Promise.all(init.warm.map((v) => sessions.warm(v, init.pinned === true))))
   .then(
   (loaded) => {
     const providers = loaded.flatMap((l) => Object.values(l).map((s) => s.provider));
@@ -51,12 +52,12 @@ async function handle(msg: ThreadRequest): Promise<ThreadResponse> {
   const v = versionOf(msg.version);
   const runner = PIPELINES[v.manifest.pipeline];
   if (!runner) throw new AppError('MODEL_UNAVAILABLE', `pipeline ${v.manifest.pipeline} is not available on this worker`);
-  const result = await runner.run(
-    { params: v.manifest.params, session: (g) => sessions.get(v.id, g), maxPixels: init.maxPixels },
-    msg.input,
-    msg.files,
+  // One run at a time per thread: the cache keeps this run's graphs loaded and trims to the
+  // memory budget afterwards; a graph evicted earlier and loaded again says so in the task's logs.
+  const { result, notes } = await sessions.run(() =>
+    runner.run({ params: v.manifest.params, session: (g) => sessions.get(v.id, g), maxPixels: init.maxPixels }, msg.input, msg.files),
   );
-  return { type: 'done', id: msg.id, result };
+  return { type: 'done', id: msg.id, result: notes.length ? { ...result, notes: [...result.notes, ...notes] } : result };
 }
 
 let current: Promise<void> = Promise.resolve();
