@@ -5,6 +5,7 @@
 //   hairstyle per-stage medians and latency per picture of the hairstyle pipeline
 //   tryon     per-stage medians and latency per picture of the try-on pipeline
 //   gpu       GPU execution providers (cuda, webgpu) against cpu; fails when one falls back
+//   batching  dynamic batching of face detection: tasks/s, p50/p99 at 1-64 in flight, batched vs not
 const benches: Record<string, () => Promise<unknown>> = {
   core: () => import('./bench-core.ts'),
   webhooks: () => import('./bench-webhooks.ts'),
@@ -12,6 +13,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   hairstyle: () => import('./bench-hairstyle.ts'),
   tryon: () => import('./bench-tryon.ts'),
   gpu: () => import('./bench-gpu.ts'),
+  batching: () => import('./bench-batching.ts'),
 };
 const mode = process.argv[2] ?? 'core';
 const run = benches[mode];

@@ -39,8 +39,14 @@ const EnvSchema = z.object({
    * to stay within it; 0 = no limit. @defaultValue 0
    */
   MODEL_MEMORY_MB: int(0, 1_000_000).default(0),
-  /** Tasks one worker process runs at once; each gets its own inference thread. @defaultValue 1 */
+  /** Inference threads of one worker process (each runs THREAD_TASKS tasks at once). @defaultValue 1 */
   WORKER_CONCURRENCY: int(1, 64).default(1),
+  /**
+   * Tasks one inference thread runs at once. Above 1, the model calls of versions that declare
+   * `params.batching` are batched across those tasks (dynamic batching); a worker takes
+   * WORKER_CONCURRENCY x THREAD_TASKS tasks from the queue. @defaultValue 1
+   */
+  THREAD_TASKS: int(1, 256).default(1),
   /** onnxruntime intra-op threads per inference thread; 0 = (cores - 1) / concurrency, at least 1. @defaultValue 0 */
   ORT_INTRA_OP_THREADS: int(0, 256).default(0),
   /** Let onnxruntime's intra-op threads spin between runs: faster alone, slower in a busy process. @defaultValue false */
@@ -144,6 +150,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env) {
     modelsDir: path.resolve(e.MODELS_DIR),
     executionProvider: e.EXECUTION_PROVIDER,
     workerConcurrency: e.WORKER_CONCURRENCY,
+    threadTasks: e.THREAD_TASKS,
     warmVersions: e.WARM_VERSIONS?.split(',').map((v) => v.trim()).filter(Boolean),
     modelMemoryBytes: e.MODEL_MEMORY_MB * 2 ** 20,
     // One core is left to the event loop (Redis, downloads) and libvips: measured faster end to end.

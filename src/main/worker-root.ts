@@ -31,6 +31,7 @@ export function createWorker(config: Config, s: Services, redisUrl: string, log:
       maxPixels: config.input.maxPixels,
       ...warmList(config, s.registry),
       modelMemoryBytes: Math.floor(config.modelMemoryBytes / config.workerConcurrency),
+      tasksPerThread: config.threadTasks,
       sharpConcurrency: config.sharpConcurrency,
     },
     config.workerConcurrency,
@@ -52,7 +53,9 @@ export function createWorker(config: Config, s: Services, redisUrl: string, log:
     {
       redisUrl,
       prefix: config.redisPrefix,
-      concurrency: config.workerConcurrency,
+      // Enough tasks in hand to fill every thread's batches, no more: the rest stay queued for
+      // other workers.
+      concurrency: config.workerConcurrency * config.threadTasks,
       lockMs: config.jobLockMs,
       stalledIntervalMs: config.stalledIntervalMs,
       maxStalled: config.maxStalled,

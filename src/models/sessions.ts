@@ -8,8 +8,10 @@
 // budget does not see, so set it with headroom). When a run ends above the budget, the least
 // recently used graphs are released until it fits, except pinned graphs (WARM_VERSIONS) and the
 // ones the current run uses. A later run that needs an evicted graph loads it again and says so.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
 import { AppError } from '../errors/codes.ts';
+import { DynamicBatcher, type BatcherStats } from './batcher.ts';
 import type { VersionId } from '../domain/version-id.ts';
 import { createSession, type ExecutionProvider, type ModelSession } from './onnx.ts';
 import type { Registry } from './registry.ts';
@@ -21,6 +23,18 @@ export interface SessionCacheOptions {
   warn: (message: string) => void;
   /** Bytes of graphs this cache may hold (0 or absent: no limit). */
   budgetBytes?: number;
+  /**
+   * Batch the calls of versions that declare `params.batching` (their graph imported at several
+   * batch sizes); worth it only where a thread runs several tasks at once. @defaultValue false
+   */
+  batching?: boolean;
+}
+
+/** A version's `params.batching`: which graph, and the batcher's limits (defaults: all sizes, 2 ms). */
+interface BatchingParams {
+  graph: string;
+  max_batch_size?: number;
+  max_queue_delay_ms?: number;
 }
 
 export interface SessionCacheStats {
@@ -43,8 +57,12 @@ export class SessionCache {
   private readonly entries = new Map<string, Entry>();
   private readonly pinned = new Set<string>();
   private readonly evicted = new Set<string>();
+  /** Graphs used since the cache was last idle (no run in progress): kept through eviction. */
   private readonly inRun = new Set<string>();
-  private runNotes: string[] | null = null;
+  private activeRuns = 0;
+  /** The notes of the run a `get` belongs to (runs may overlap in a thread that runs several). */
+  private readonly runNotes = new AsyncLocalStorage<string[]>();
+  private readonly batchers = new Map<string, Promise<DynamicBatcher>>();
   private loads = 0;
   private evictions = 0;
 
@@ -55,6 +73,54 @@ export class SessionCache {
 
   /** The session of one graph of a version, loading it on first use. */
   get(version: VersionId, graph: string): Promise<ModelSession> {
+    const batching = this.batchingOf(version, graph);
+    if (batching) return this.batcher(version, batching);
+    return this.graph(version, graph);
+  }
+
+  /** The batcher of a version's batched graph, built once from its imported batch sizes. */
+  private batcher(version: VersionId, p: BatchingParams): Promise<DynamicBatcher> {
+    const key = `${version}:${p.graph}`;
+    let b = this.batchers.get(key);
+    if (!b) {
+      const v = this.version(version);
+      const sizes = [1, ...Object.keys(v.manifest.graphs).flatMap((g) => (g.startsWith(`${p.graph}_b`) ? [Number(g.slice(p.graph.length + 2))] : []))].filter((n) => Number.isInteger(n) && n > 0);
+      const names = sizes.map((n) => (n === 1 ? p.graph : `${p.graph}_b${n}`));
+      // The batcher holds these sessions for as long as it lives: keep them out of eviction.
+      for (const g of names) this.pinned.add(this.locate(version, g).key);
+      b = Promise.all(names.map((g) => this.graph(version, g))).then(
+        (sessions) => {
+          const batcher = new DynamicBatcher(new Map(sizes.map((n, i) => [n, sessions[i]!])), { maxBatchSize: p.max_batch_size ?? Math.max(...sizes), maxQueueDelayMs: p.max_queue_delay_ms ?? 2 });
+          this.settledBatchers.push(batcher);
+          return batcher;
+        },
+      );
+      this.batchers.set(key, b);
+      b.catch(() => this.batchers.delete(key));
+    }
+    return b;
+  }
+
+  private batchingOf(version: VersionId, graph: string): BatchingParams | null {
+    if (!this.opts.batching) return null;
+    const p = this.registry.get(version)?.manifest.params.batching as BatchingParams | undefined;
+    return p && typeof p === 'object' && p.graph === graph ? p : null;
+  }
+
+  /** Batched calls and model runs so far, summed over this cache's batchers. */
+  batchStats(): BatcherStats {
+    const total: BatcherStats = { inferences: 0, executions: 0 };
+    for (const b of this.settledBatchers) {
+      const s = b.stats();
+      total.inferences += s.inferences;
+      total.executions += s.executions;
+    }
+    return total;
+  }
+
+  private readonly settledBatchers: DynamicBatcher[] = [];
+
+  private graph(version: VersionId, graph: string): Promise<ModelSession> {
     let where: { key: string; file: string; label: string };
     try {
       where = this.locate(version, graph);
@@ -69,7 +135,7 @@ export class SessionCache {
       this.entries.set(key, hit);
       return hit.session;
     }
-    if (this.evicted.has(key)) this.runNotes?.push(`model memory: ${label} loaded again (evicted earlier to stay within MODEL_MEMORY_MB)`);
+    if (this.evicted.has(key)) this.runNotes.getStore()?.push(`model memory: ${label} loaded again (evicted earlier to stay within MODEL_MEMORY_MB)`);
     this.loads++;
     const entry: Entry = { session: this.load(file), bytes: fs.statSync(file).size, label };
     this.entries.set(key, entry);
@@ -94,15 +160,16 @@ export class SessionCache {
    * cache is brought back within the budget. Returns the run's notes (reloads after eviction).
    */
   async run<T>(fn: () => Promise<T>): Promise<{ result: T; notes: string[] }> {
-    this.inRun.clear();
     const notes: string[] = [];
-    this.runNotes = notes;
+    this.activeRuns++;
     try {
-      return { result: await fn(), notes };
+      return { result: await this.runNotes.run(notes, fn), notes };
     } finally {
-      this.runNotes = null;
-      this.inRun.clear();
-      await this.enforceBudget();
+      // Trim only when the thread is idle: overlapping runs may still use what this one touched.
+      if (--this.activeRuns === 0) {
+        await this.enforceBudget();
+        this.inRun.clear();
+      }
     }
   }
 
@@ -115,6 +182,7 @@ export class SessionCache {
   async releaseAll(): Promise<void> {
     const all = [...this.entries.values()];
     this.entries.clear();
+    this.batchers.clear();
     await Promise.allSettled(all.map(async (e) => (await e.session).release()));
   }
 

@@ -15,6 +15,7 @@ import { AppError, type SerializedAppError } from '../errors/codes.ts';
 import { configureSharp, ensureSharpLoadedInMainThread } from '../imaging/image.ts';
 import type { VersionId } from '../domain/version-id.ts';
 import type { ExecutionProvider } from '../models/onnx.ts';
+import type { BatcherStats } from '../models/batcher.ts';
 import type { PipelineFiles, PipelineResult } from '../pipelines/types.ts';
 
 export interface ThreadInit {
@@ -29,6 +30,11 @@ export interface ThreadInit {
   pinned?: boolean;
   /** Bytes of graphs each thread's session cache may hold (0: no limit). */
   modelMemoryBytes?: number;
+  /**
+   * Runs one thread takes at once (default 1). Above 1, their model calls of versions that declare
+   * `params.batching` are batched (models/batcher.ts); pre- and post-processing interleave.
+   */
+  tasksPerThread?: number;
   /** libvips threads per sharp operation (sharp.concurrency), set by each thread: see configureSharp. */
   sharpConcurrency?: number;
 }
@@ -47,7 +53,7 @@ export type ThreadRequest = { type: 'run'; id: number; version: VersionId; input
 export type ThreadControl = { type: 'retire' };
 
 export type ThreadResponse =
-  | { type: 'done'; id: number; result: PipelineResult }
+  | { type: 'done'; id: number; result: PipelineResult; batch: BatcherStats }
   | { type: 'error'; id: number; error: SerializedAppError }
   | { type: 'ready'; providers: ExecutionProvider[] }
   | { type: 'ready-error'; error: SerializedAppError }
@@ -66,14 +72,17 @@ interface Pending {
   request: ThreadRequest;
   resolve: (r: ThreadResponse) => void;
   reject: (e: Error) => void;
+  /** Deadline timer of the run, once a ready thread has it. */
+  deadline?: NodeJS.Timeout;
 }
 
 interface Slot {
   worker: Worker;
-  busy: Pending | null;
+  /** Runs the thread has now, by request id (at most tasksPerThread). */
+  busy: Map<number, Pending>;
   ready: boolean;
-  /** Deadline timer of the busy run, once the thread is ready. */
-  deadline?: NodeJS.Timeout;
+  /** The thread's batched model calls and runs so far (from its last answer). */
+  batch: BatcherStats;
 }
 
 interface Readiness {
@@ -122,7 +131,7 @@ export class PipelinePool {
 
   private spawn(): Slot {
     const worker = IS_TS ? new Worker(BOOT_TS, { eval: true, workerData: this.init }) : new Worker(THREAD_URL, { workerData: this.init });
-    const slot: Slot = { worker, busy: null, ready: false };
+    const slot: Slot = { worker, busy: new Map(), ready: false, batch: { inferences: 0, executions: 0 } };
     const readiness = {} as Readiness;
     readiness.promise = new Promise((resolve, reject) => Object.assign(readiness, { resolve, reject }));
     readiness.promise.catch(() => {});
@@ -131,15 +140,16 @@ export class PipelinePool {
       if (msg.type === 'warn') return this.warn(msg.message);
       if (msg.type === 'ready') {
         slot.ready = true;
-        this.startDeadline(slot);
+        for (const p of slot.busy.values()) this.startDeadline(slot, p);
         return readiness.resolve(msg.providers);
       }
       if (msg.type === 'ready-error') return readiness.reject(AppError.fromJSON(msg.error));
-      if (!slot.busy || msg.id !== slot.busy.request.id) return;
-      const p = slot.busy;
-      slot.busy = null;
-      clearTimeout(slot.deadline);
-      p?.resolve(msg);
+      if (msg.type === 'done') slot.batch = msg.batch;
+      const p = slot.busy.get(msg.id);
+      if (!p) return;
+      slot.busy.delete(msg.id);
+      clearTimeout(p.deadline);
+      p.resolve(msg);
       this.pump();
     });
     worker.on('error', (e) => this.onExit(slot, e, readiness));
@@ -148,15 +158,14 @@ export class PipelinePool {
   }
 
   private onExit(slot: Slot, e: Error, readiness: Readiness): void {
+    const failure = new AppError('INTERNAL', `inference thread failed: ${e.message}`);
+    // A retired thread (no longer in slots) that dies fails what it still had too.
+    for (const p of slot.busy.values()) (clearTimeout(p.deadline), p.reject(failure));
+    slot.busy.clear();
     const i = this.slots.indexOf(slot);
     if (i < 0) return;
     this.slots.splice(i, 1);
-    const failure = new AppError('INTERNAL', `inference thread failed: ${e.message}`);
     readiness.reject(failure);
-    const p = slot.busy;
-    slot.busy = null;
-    clearTimeout(slot.deadline);
-    p?.reject(failure);
     if (this.closed) return;
     this.warn(`inference thread died (${e.message}); starting a new one`);
     const respawn = () => {
@@ -168,12 +177,11 @@ export class PipelinePool {
     else setTimeout(respawn, RESPAWN_DELAY_MS).unref();
   }
 
-  private startDeadline(slot: Slot): void {
-    const p = slot.busy;
-    if (!p || !slot.ready) return;
-    clearTimeout(slot.deadline);
-    slot.deadline = setTimeout(() => this.expire(slot, p), this.settings.runTimeoutMs);
-    slot.deadline.unref();
+  private startDeadline(slot: Slot, p: Pending): void {
+    if (!slot.ready) return;
+    clearTimeout(p.deadline);
+    p.deadline = setTimeout(() => this.expire(slot, p), this.settings.runTimeoutMs);
+    p.deadline.unref();
   }
 
   /**
@@ -189,12 +197,17 @@ export class PipelinePool {
    * hands its tasks to another worker, which beats leaking a thread per such task.
    */
   private expire(slot: Slot, p: Pending): void {
-    if (slot.busy !== p || this.closed) return;
-    const i = this.slots.indexOf(slot);
-    if (i < 0) return;
-    this.slots.splice(i, 1); // its 'exit' is ignored from now on (onExit finds no slot)
-    slot.busy = null;
+    if (slot.busy.get(p.request.id) !== p || this.closed) return;
+    slot.busy.delete(p.request.id);
     const ms = this.settings.runTimeoutMs;
+    const i = this.slots.indexOf(slot);
+    if (i < 0) {
+      // Already retired (another of its runs passed its deadline): just fail this one.
+      p.reject(new AppError('INFERENCE_TIMEOUT', `model run took longer than ${ms} ms; its inference thread was restarted`, { timeoutMs: ms, version: p.request.version }));
+      return;
+    }
+    // Out of the slots: it takes no new runs; the runs it still has finish (or time out) there.
+    this.slots.splice(i, 1);
     p.reject(new AppError('INFERENCE_TIMEOUT', `model run took longer than ${ms} ms; its inference thread was restarted`, { timeoutMs: ms, version: p.request.version }));
     this.warn(`inference run of version ${p.request.version} passed its ${ms} ms deadline; retiring its thread and starting a new one`);
     slot.worker.postMessage({ type: 'retire' } satisfies ThreadControl);
@@ -213,14 +226,17 @@ export class PipelinePool {
     this.pump();
   }
 
+  /** Hands queued runs to threads with room, the least busy first. */
   private pump(): void {
-    for (const slot of this.slots) {
-      if (slot.busy) continue;
-      const next = this.queue.shift();
-      if (!next) return;
-      slot.busy = next;
-      this.startDeadline(slot);
-      slot.worker.postMessage(next.request, transferables(Object.values(next.request.files).flat()));
+    const room = this.init.tasksPerThread ?? 1;
+    while (this.queue.length) {
+      let best: Slot | undefined;
+      for (const slot of this.slots) if (slot.busy.size < room && (!best || slot.busy.size < best.busy.size)) best = slot;
+      if (!best) return;
+      const next = this.queue.shift()!;
+      best.busy.set(next.request.id, next);
+      this.startDeadline(best, next);
+      best.worker.postMessage(next.request, transferables(Object.values(next.request.files).flat()));
     }
   }
 
@@ -244,6 +260,16 @@ export class PipelinePool {
     return r.result;
   }
 
+  /**
+   * Batched model calls (inferences) and the model runs that served them (executions) over the
+   * current threads: inferences / executions is the average batch size.
+   */
+  batchStats(): BatcherStats {
+    const total: BatcherStats = { inferences: 0, executions: 0 };
+    for (const s of this.slots) (total.inferences += s.batch.inferences), (total.executions += s.batch.executions);
+    return total;
+  }
+
   /** Resolves once every initial thread has loaded its warm versions; the providers in use. */
   async ready(): Promise<ExecutionProvider[]> {
     return (await Promise.all(this.readiness.map((r) => r.promise))).flat();
@@ -252,7 +278,7 @@ export class PipelinePool {
   async close(): Promise<void> {
     this.closed = true;
     for (const p of this.queue.splice(0)) p.reject(new AppError('INTERNAL', 'pipeline pool closed'));
-    for (const s of this.slots) clearTimeout(s.deadline);
+    for (const s of this.slots) for (const p of s.busy.values()) clearTimeout(p.deadline);
     await Promise.all(this.slots.splice(0).map((s) => s.worker.terminate()));
   }
 }

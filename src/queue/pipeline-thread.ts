@@ -1,6 +1,7 @@
 // Inference thread: runs whole pipelines (decode, preprocess, onnxruntime, postprocess, encode) off
-// the worker process's event loop, with its own session cache. One request at a time per thread,
-// because onnxruntime-node's run blocks the calling thread anyway.
+// the worker process's event loop, with its own session cache. The pool gives it one request at a
+// time by default (onnxruntime-node's run blocks the calling thread anyway), or several
+// (tasksPerThread), whose model calls are then batched for versions that declare it.
 //
 // Messages in:  { type: 'run', id, version, input, files }
 // Messages out: { type: 'done', id, result } | { type: 'error', id, error } | { type: 'ready', providers }
@@ -24,6 +25,7 @@ const sessions = new SessionCache(registry, {
   allowSpinning: init.allowSpinning,
   warn: (message) => parentPort!.postMessage({ type: 'warn', message } satisfies ThreadResponse),
   budgetBytes: init.modelMemoryBytes ?? 0,
+  batching: (init.tasksPerThread ?? 1) > 1,
 });
 
 // Load the configured versions before taking requests, and say so (the worker reports ready then).
@@ -57,24 +59,27 @@ async function handle(msg: ThreadRequest): Promise<ThreadResponse> {
   const { result, notes } = await sessions.run(() =>
     runner.run({ params: v.manifest.params, session: (g) => sessions.get(v.id, g), maxPixels: init.maxPixels }, msg.input, msg.files),
   );
-  return { type: 'done', id: msg.id, result: notes.length ? { ...result, notes: [...result.notes, ...notes] } : result };
+  return { type: 'done', id: msg.id, result: notes.length ? { ...result, notes: [...result.notes, ...notes] } : result, batch: sessions.batchStats() };
 }
 
-let current: Promise<void> = Promise.resolve();
+/** Runs in progress here (several when the pool gives this thread more than one at a time). */
+const inFlight = new Set<Promise<void>>();
 
 parentPort!.on('message', (msg: ThreadRequest | ThreadControl) => {
   if (msg.type === 'retire') {
     // The pool gave up on this thread (a run passed its deadline) and has started another. Leave
     // once the run settles, never during it: an exit while an onnxruntime call is in flight aborts
     // the whole process (see PipelinePool.expire).
-    void current.finally(() => process.exit(0));
+    void Promise.allSettled([...inFlight]).then(() => process.exit(0));
     return;
   }
-  current = handle(msg).then(
+  const done = handle(msg).then(
     (res) => {
       const transfer = res.type === 'done' ? transferables(res.result.files.map((f) => f.data)) : [];
       parentPort!.postMessage(res, transfer);
     },
     (e: unknown) => parentPort!.postMessage({ type: 'error', id: msg.id, error: toAppError(e).toJSON() } satisfies ThreadResponse),
   );
+  inFlight.add(done);
+  void done.finally(() => inFlight.delete(done));
 });

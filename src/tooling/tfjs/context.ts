@@ -42,6 +42,16 @@ export class ConvertContext {
     readonly builder = new OnnxGraphBuilder(),
   ) {}
 
+  /**
+   * The batch size this import is for: the leading dimension every declared input shape shares (1
+   * when there are none, or they disagree). TF.js graphs are exported at batch 1 and some hard-code
+   * it (a Reshape to [1, 384, 1]); importing at batch N rewrites those (see the Reshape handler).
+   */
+  get batchSize(): number {
+    const leads = new Set(Object.values(this.inputShapes).map((s) => s[0] ?? 1));
+    return leads.size === 1 ? [...leads][0]! : 1;
+  }
+
   /** The ONNX tensor name of a value: a constant becomes an initializer named after `base` (once). */
   tensorName(v: Value, base: string): string {
     if (v.kind === 'sym') return v.name;

@@ -18,9 +18,16 @@ import {
   type Value,
 } from '../values.ts';
 
+/**
+ * Reshape to a constant shape. In an import at batch N > 1, a target that hard-codes the export's
+ * batch 1 ([1, 384, 1]) cannot hold the input; it is read as [N, 384, 1]. At batch 1 (every pinned
+ * graph) nothing changes.
+ */
 const reshape: OpHandler = (node, ins, ctx) => {
   const x = ins[0]!;
-  const want = numbers(ctx.constArg(node, ins, 1, 'shape'));
+  let want = numbers(ctx.constArg(node, ins, 1, 'shape'));
+  const n = ctx.batchSize;
+  if (n > 1 && want[0] === 1 && !want.includes(-1) && want.reduce((s, d) => s * d, 1) * n === size(x.shape)) want = [n, ...want.slice(1)];
   const known = want.filter((d) => d >= 0).reduce((s, d) => s * d, 1);
   const shape = want.map((d) => (d < 0 ? size(x.shape) / known : d));
   if (x.kind === 'const') return [constOf(x.dtype, shape, x.data)];
