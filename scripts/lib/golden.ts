@@ -56,6 +56,8 @@ const CASES: Record<string, GoldenCase[]> = {
   'face-parsing': [image('astronaut.png')],
   'person-segmentation': [image('person-standing.jpg')],
   pose: [image('person-standing.jpg')],
+  'body-landmarks': [image('person-standing.jpg'), image('group-four.jpg')],
+  'person-matting': [image('person-standing.jpg'), image('group-four.jpg')],
   hairstyle: [
     {
       name: 'astronaut/Mohawk/blue',

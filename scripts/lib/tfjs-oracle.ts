@@ -41,18 +41,24 @@ export async function loadTfjsGraph(modelJsonPath: string): Promise<GraphModel> 
   return loadGraphModel(memoryHandler(modelJsonPath));
 }
 
-/** Runs a graph on one input; returns the named outputs as flat arrays. */
+/**
+ * Runs a graph on one input; returns the named outputs as flat arrays. `scalars` feeds further
+ * placeholders a scalar each (RVM's downsample ratio and zero recurrent states); such graphs have
+ * control flow, so they run with executeAsync, the main input named `inputName`.
+ */
 export async function runTfjs(
   model: GraphModel,
   input: Float32Array | Int32Array,
   shape: number[],
   outputs: string[],
+  { inputName, scalars }: { inputName?: string; scalars?: Record<string, number> } = {},
 ): Promise<Array<Float32Array | Int32Array>> {
   const x = input instanceof Int32Array ? tf.tensor(input, shape, 'int32') : tf.tensor(input, shape, 'float32');
-  const y = model.execute(x, outputs);
+  const extra = Object.entries(scalars ?? {}).map(([n, v]) => [n, tf.scalar(v)] as const);
+  const y = extra.length ? await model.executeAsync({ [inputName ?? model.inputs[0]!.name]: x, ...Object.fromEntries(extra) }, outputs) : model.execute(x, outputs);
   const ys = Array.isArray(y) ? y : [y];
   const out = await Promise.all(ys.map((t) => t.data() as Promise<Float32Array | Int32Array>));
-  tf.dispose([x, ...ys]);
+  tf.dispose([x, ...extra.map(([, t]) => t), ...ys]);
   return out;
 }
 

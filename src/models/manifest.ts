@@ -29,6 +29,8 @@ export const TfjsSourceSchema = z.strictObject({
   files: z.record(z.string(), Sha256),
   /** Static shape of each input (batch 1, the size this version runs at). */
   input_shapes: z.record(z.string(), z.array(z.number().int().positive())),
+  /** Inputs fixed to a scalar at import (folded into the graph, not inputs of the ONNX). */
+  input_values: z.record(z.string(), z.number()).optional(),
   importer: z.literal(TFJS_IMPORTER),
 });
 

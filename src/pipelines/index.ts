@@ -1,9 +1,11 @@
 // Pipeline name -> runner (loaded by inference threads only). Checked against the spec table and
 // the registry at worker start-up.
+import { bodyLandmarksPipeline } from './body-landmarks/pipeline.ts';
 import { faceDetection } from './face-detection/pipeline.ts';
 import { faceLandmarks } from './face-landmarks/pipeline.ts';
 import { faceParsing } from './face-parsing/pipeline.ts';
 import { hairstyle } from './hairstyle/pipeline.ts';
+import { personMatting } from './person-matting/pipeline.ts';
 import { personSegmentation } from './person-segmentation/pipeline.ts';
 import { pose } from './pose/pipeline.ts';
 import { PIPELINE_SPECS, checkVersionsAgainstSpecs, type ManifestRef } from './specs.ts';
@@ -11,7 +13,7 @@ import { tryon } from './tryon/pipeline.ts';
 import type { PipelineRunner } from './types.ts';
 
 export const PIPELINES: Readonly<Record<string, PipelineRunner>> = Object.freeze(
-  Object.fromEntries([faceDetection, faceLandmarks, faceParsing, personSegmentation, pose, hairstyle, tryon].map((r) => [r.spec.name, r])),
+  Object.fromEntries([faceDetection, faceLandmarks, faceParsing, personSegmentation, pose, hairstyle, tryon, bodyLandmarksPipeline, personMatting].map((r) => [r.spec.name, r])),
 );
 
 /**

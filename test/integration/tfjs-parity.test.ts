@@ -17,6 +17,9 @@ interface Case {
   range: [number, number] | 'int';
   /** Outputs compared as labels (argmax over the last axis, or the values themselves). */
   labels?: 'argmax' | 'values' | 'threshold';
+  /** Largest |onnx - tfjs| allowed (default 1e-3); `relative`: divided by max(1, |tfjs|). */
+  tolerance?: number;
+  relative?: boolean;
 }
 
 const CASES: Case[] = [
@@ -28,6 +31,14 @@ const CASES: Case[] = [
   { version: 'pose-movenet-lightning', graph: 'pose', range: 'int' },
   { version: 'pose-movenet-thunder', graph: 'pose', range: 'int' },
   { version: 'face-parsing-bisenet', graph: 'parser', range: [-1, 1], labels: 'values' },
+  // Score logits reach -5e5 on empty anchors: compared relative to magnitude (float32 rounding);
+  // boxes and keypoints are in input pixels (up to ~1200), within 3e-3 px.
+  { version: 'body-landmarks-blazepose-full', graph: 'detector', range: [-1, 1], relative: true, tolerance: 3e-3 },
+  // Landmarks in crop pixels (up to ~250) relative; the mask (0..1) differs by up to 1.5e-3.
+  { version: 'body-landmarks-blazepose-full', graph: 'landmarks', range: [0, 1], relative: true, tolerance: 3e-3 },
+  // Recurrent states fed as zeros and the downsample ratio fixed, as the manifest's input_values; the
+  // guided filter's division amplifies rounding in fgr to ~1.6e-3 (pha ~4e-4).
+  { version: 'matting-rvm', graph: 'matting', range: [0, 1], tolerance: 5e-3 },
 ];
 
 const sessions: ModelSession[] = [];
@@ -66,20 +77,22 @@ describe('imported graphs equal their TF.js originals', () => {
       const input = await photoTensor(photo, shape, c.range);
       const onnxOut = await session.runAny({ [inputName]: { data: input, dims: shape } });
       const names = session.outputNames;
-      const tfOut = await runTfjs(tfModel, input, shape, [...names]);
+      const scalars = spec.source.input_values;
+      const tfOut = await runTfjs(tfModel, input, shape, [...names], scalars ? { inputName, scalars } : {});
       names.forEach((name, i) => {
         const a = onnxOut[name]!.data;
         const b = tfOut[i]!;
         expect(a.length).toBe(b.length);
         let maxDiff = 0;
-        for (let j = 0; j < a.length; j++) maxDiff = Math.max(maxDiff, Math.abs(Number(a[j]) - Number(b[j])));
+        for (let j = 0; j < a.length; j++) maxDiff = Math.max(maxDiff, Math.abs(Number(a[j]) - Number(b[j])) / (c.relative ? Math.max(1, Math.abs(Number(b[j]))) : 1));
         if (c.labels === 'values') {
           let same = 0;
           for (let j = 0; j < a.length; j++) if (Number(a[j]) === Number(b[j])) same++;
           expect(same / a.length, `${name} label agreement on ${photo}`).toBeGreaterThanOrEqual(0.999);
           return;
         }
-        expect(maxDiff, `${name} max |onnx - tfjs| on ${photo}`).toBeLessThanOrEqual(1e-3);
+        expect(maxDiff, `${name} max |onnx - tfjs|${c.relative ? ' (relative)' : ''} on ${photo}`).toBeLessThanOrEqual(c.tolerance ?? 1e-3);
+        if (process.env.PARITY_REPORT) console.log(`${c.version}/${c.graph} ${name} ${path.basename(photo)}: ${maxDiff.toExponential(2)}`);
         if (c.labels === 'argmax') {
           const k = onnxOut[name]!.dims.at(-1)!;
           let same = 0;

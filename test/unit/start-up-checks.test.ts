@@ -35,7 +35,7 @@ describe('job API versions, resolved at start-up', () => {
 describe('pipeline tables', () => {
   it('runners and specs cover the same pipelines, and every version fits its pipeline', () => {
     expect(() => checkPipelineTables(registry.versions.values())).not.toThrow();
-    expect(Object.keys(PIPELINE_SPECS).sort()).toEqual(['face-detection', 'face-landmarks', 'face-parsing', 'hairstyle', 'person-segmentation', 'pose', 'tryon']);
+    expect(Object.keys(PIPELINE_SPECS).sort()).toEqual(['body-landmarks', 'face-detection', 'face-landmarks', 'face-parsing', 'hairstyle', 'person-matting', 'person-segmentation', 'pose', 'tryon']);
   });
 
   it('refuses an unknown pipeline and an algorithm version the code does not implement, naming the manifest', () => {

@@ -13,15 +13,21 @@
 // without a handler fails the import, naming the op and the node.
 import type { OnnxDType } from '../onnx-builder.ts';
 import { ConvertContext, UnsupportedOpError } from './context.ts';
+import { DEAD_BRANCH } from './ops/graph.ts';
 import { OP_HANDLERS } from './ops/index.ts';
 import type { DType, TfGraph, TfNode } from './reader.ts';
-import type { Value } from './values.ts';
+import { constOf, type Value } from './values.ts';
 
 export { UnsupportedOpError };
 
 export interface ConvertOptions {
   /** Static shape per placeholder (replaces -1 dims). */
   inputShapes?: Record<string, number[]>;
+  /**
+   * Placeholders fixed to a scalar at import (RVM's downsample ratio, its zero recurrent states):
+   * they become constants, and the graph folds around them (no input is declared for them).
+   */
+  inputValues?: Record<string, number>;
   /** Output tensor names ("node" or "node:k"); default: the signature's, else the graph's sinks. */
   outputs?: string[];
   graphName: string;
@@ -73,13 +79,24 @@ export function convertTfjsGraph(graph: TfGraph, opts: ConvertOptions): ConvertR
     visit(n);
   }
 
+  // Nodes on the untaken side of a constant Switch (see DEAD_BRANCH): skipped, their outputs dead.
+  const dead = new Set<string>();
   for (const node of order) {
     ops[node.op] = (ops[node.op] ?? 0) + 1;
+    const fixed = node.op === 'Placeholder' ? opts.inputValues?.[node.name] : undefined;
+    if (fixed !== undefined) {
+      values.set(`${node.name}:0`, constOf('float32', [], Float32Array.of(fixed)));
+      continue;
+    }
     const ins = node.inputs.map((i) => {
-      const v = values.get(key(i));
+      const v = values.get(key(i)) ?? (dead.has(i.split(':')[0]!) ? DEAD_BRANCH : undefined);
       if (!v) throw new Error(`node ${node.name}: input ${i} has no value`);
       return v;
     });
+    if (node.op !== 'Merge' && ins.includes(DEAD_BRANCH)) {
+      dead.add(node.name);
+      continue;
+    }
     const handler = OP_HANDLERS[node.op];
     if (!handler) throw new UnsupportedOpError(node.op, node.name);
     const outs = handler(node, ins, ctx);

@@ -38,6 +38,33 @@ const floorDiv: OpHandler = (node, ins, ctx) => {
   return [sym(b.op('Div', [b.op('Sub', [pn, mod]), qn], {}, node.name), p.dtype, shape)];
 };
 
+/** FloorMod: the remainder with the divisor's sign (Python's %), for integers and floats. */
+const floorMod: OpHandler = (node, ins, ctx) => {
+  const [p, q] = ins as [Value, Value];
+  if (allConst(ins)) return [evalBinary(p as Const, q as Const, (u, v) => u - Math.floor(u / v) * v, node.name)];
+  const b = ctx.builder;
+  const shape = broadcastShape(p.shape, q.shape, node.name);
+  const pn = ctx.tensorName(p, `${node.name}/a`);
+  const qn = ctx.tensorName(q, `${node.name}/b`);
+  if (p.dtype !== 'float32') return [sym(b.op('Mod', [pn, qn], { fmod: 0 }, node.name), p.dtype, shape)];
+  // ONNX Mod on floats is C's fmod (dividend's sign): p - floor(p / q) * q instead.
+  return [sym(b.op('Sub', [pn, b.op('Mul', [b.op('Floor', [b.op('Div', [pn, qn])]), qn])], {}, node.name), p.dtype, shape)];
+};
+
+/** Equal: a bool tensor (folded to a bool constant, e.g. a Switch predicate on a fixed input). */
+const equal: OpHandler = (node, ins, ctx) => {
+  const [p, q] = ins as [Value, Value];
+  if (allConst(ins)) return [castConst(evalBinary(castConst(p as Const, 'float32'), castConst(q as Const, 'float32'), (u, v) => (u === v ? 1 : 0), node.name), 'bool')];
+  const shape = broadcastShape(p.shape, q.shape, node.name);
+  return [sym(ctx.builder.op('Equal', [ctx.tensorName(p, `${node.name}/a`), ctx.tensorName(q, `${node.name}/b`)], {}, node.name), 'bool', shape)];
+};
+
+const square: OpHandler = (node, ins, ctx) => {
+  const x = ins[0]!;
+  if (x.kind === 'const') return [evalBinary(x, x, (u, v) => u * v, node.name)];
+  return [sym(ctx.builder.op('Mul', [x.name, x.name], {}, node.name), x.dtype, x.shape)];
+};
+
 const squaredDifference: OpHandler = (node, ins, ctx) => {
   const [p, q] = ins as [Value, Value];
   if (allConst(ins)) return [evalBinary(p as Const, q as Const, (u, v) => (u - v) * (u - v), node.name)];
@@ -78,6 +105,9 @@ export const ELEMENTWISE_OPS: Record<string, OpHandler> = {
   Maximum: binary('Max', Math.max),
   Minimum: binary('Min', Math.min),
   FloorDiv: floorDiv,
+  FloorMod: floorMod,
+  Equal: equal,
+  Square: square,
   SquaredDifference: squaredDifference,
   AddN: addN,
   Sqrt: unary('Sqrt'),

@@ -1,8 +1,8 @@
 // Graph plumbing: constants (weights), inputs, and pass-through ops.
 import type { OnnxDType } from '../../onnx-builder.ts';
-import type { OpHandler } from '../context.ts';
+import { UnsupportedOpError, type OpHandler } from '../context.ts';
 import type { DType } from '../reader.ts';
-import { constOf, sym } from '../values.ts';
+import { constOf, numbers, sym, type Sym } from '../values.ts';
 
 const constant: OpHandler = (node, _ins, ctx) => {
   const w = ctx.source.weights.get(node.name);
@@ -23,9 +23,31 @@ const placeholder: OpHandler = (node, _ins, ctx) => {
 
 const identity: OpHandler = (_node, ins) => [ins[0]!];
 
+/**
+ * The untaken output of a Switch. Control flow is resolved at import: a Switch's predicate must be
+ * constant (e.g. RVM's `downsample_ratio == 1`, with the ratio fixed by the version), the converter
+ * skips every node fed by this value, and Merge passes on its one live input.
+ */
+export const DEAD_BRANCH: Sym = Object.freeze(sym('<untaken branch>', 'float32', [])) as Sym;
+
+/** Switch(data, pred): output 0 carries data when pred is false, output 1 when it is true. */
+const switchOp: OpHandler = (node, ins, ctx) => {
+  const taken = numbers(ctx.constArg(node, ins, 1, 'predicate'))[0] !== 0;
+  return taken ? [DEAD_BRANCH, ins[0]!] : [ins[0]!, DEAD_BRANCH];
+};
+
+/** Merge: the one input on the taken branch, and its index. */
+const merge: OpHandler = (node, ins) => {
+  const live = ins.findIndex((v) => v !== DEAD_BRANCH);
+  if (live < 0 || ins.some((v, i) => i !== live && v !== DEAD_BRANCH)) throw new UnsupportedOpError(node.op, node.name, 'needs exactly one live input (a constant Switch predicate)');
+  return [ins[live]!, constOf('int32', [], Int32Array.of(live))];
+};
+
 export const GRAPH_OPS: Record<string, OpHandler> = {
   Const: constant,
   Placeholder: placeholder,
   Identity: identity,
   StopGradient: identity,
+  Switch: switchOp,
+  Merge: merge,
 };

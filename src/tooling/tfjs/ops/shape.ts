@@ -4,9 +4,12 @@
 import { UnsupportedOpError, type OpHandler } from '../context.ts';
 import type { DType, TfNode } from '../reader.ts';
 import {
+  broadcastShape,
   castConst,
   concatConsts,
   constOf,
+  evalBinary,
+  newData,
   numbers,
   onnxTypeCode,
   size,
@@ -181,6 +184,105 @@ const gatherNd: OpHandler = (node, ins, ctx) => {
   return [sym(ctx.builder.op('GatherND', [ctx.tensorName(params, `${node.name}/params`), idx64], {}, node.name), params.dtype, shape)];
 };
 
+/** Splits `x` along `axis` into parts of the given sizes (sliced in JS when constant, else ONNX Split). */
+function splitInto(node: TfNode, x: Value, axis: number, sizes: number[], ctx: Parameters<OpHandler>[2]): Value[] {
+  const shapes = sizes.map((n) => x.shape.map((d, i) => (i === axis ? n : d)));
+  if (x.kind === 'const') {
+    let at = 0;
+    return shapes.map((shape) => {
+      const starts = x.shape.map((_, i) => (i === axis ? at : 0));
+      at += shape[axis]!;
+      return sliceConst(x, { starts, ends: starts.map((s, i) => s + shape[i]!), steps: shape.map(() => 1), outShape: shape, shrink: [] });
+    });
+  }
+  const b = ctx.builder;
+  const names = sizes.map((_, i) => b.name(`${node.name}:${i}`));
+  b.node('Split', [x.name, b.int64s(`${node.name}/split`, sizes)], names, { axis });
+  return names.map((n, i) => sym(n, x.dtype, shapes[i]!));
+}
+
+/** Split(split_dim, value): num_split equal parts. */
+const split: OpHandler = (node, ins, ctx) => {
+  const x = ins[1]!;
+  let axis = numbers(ctx.constArg(node, ins, 0, 'split_dim'))[0]!;
+  if (axis < 0) axis += x.shape.length;
+  const num = Number(node.attr.num_split);
+  if (x.shape[axis]! % num) throw new UnsupportedOpError(node.op, node.name, `${x.shape[axis]} does not split in ${num}`);
+  return splitInto(node, x, axis, new Array<number>(num).fill(x.shape[axis]! / num), ctx);
+};
+
+/** SplitV(value, size_splits, split_dim): one size may be -1 (the rest). */
+const splitV: OpHandler = (node, ins, ctx) => {
+  const x = ins[0]!;
+  let axis = numbers(ctx.constArg(node, ins, 2, 'split_dim'))[0]!;
+  if (axis < 0) axis += x.shape.length;
+  const sizes = numbers(ctx.constArg(node, ins, 1, 'size_splits'));
+  const known = sizes.filter((n) => n >= 0).reduce((a, n) => a + n, 0);
+  return splitInto(node, x, axis, sizes.map((n) => (n < 0 ? x.shape[axis]! - known : n)), ctx);
+};
+
+/** Slice(x, begin, size): size -1 runs to the end of the axis. */
+const slice: OpHandler = (node, ins, ctx) => {
+  const x = ins[0]!;
+  const begin = numbers(ctx.constArg(node, ins, 1, 'begin'));
+  const len = numbers(ctx.constArg(node, ins, 2, 'size')).map((n, i) => (n < 0 ? x.shape[i]! - begin[i]! : n));
+  const spec: SliceSpec = { starts: begin, ends: begin.map((s, i) => s + len[i]!), steps: begin.map(() => 1), outShape: len, shrink: [] };
+  if (x.kind === 'const') return [sliceConst(x, spec)];
+  const b = ctx.builder;
+  const args = [x.name, b.int64s(`${node.name}/starts`, spec.starts), b.int64s(`${node.name}/ends`, spec.ends), b.int64s(`${node.name}/axes`, begin.map((_, i) => i))];
+  return [sym(b.op('Slice', args, {}, node.name), x.dtype, len)];
+};
+
+/**
+ * BroadcastTo(x, shape): ONNX Expand. A constant is expanded in the graph, not in JS, unless tiny:
+ * RVM broadcasts its zero recurrent states to feature-map size, which would otherwise be stored.
+ */
+const broadcastTo: OpHandler = (node, ins, ctx) => {
+  const x = ins[0]!;
+  const want = numbers(ctx.constArg(node, ins, 1, 'shape'));
+  const shape = broadcastShape(x.shape, want, node.name);
+  if (x.kind === 'const' && size(shape) <= 64) return [evalBinary(x, constOf(x.dtype, shape, newData(x.dtype, size(shape))), (u) => u, node.name)];
+  return [sym(ctx.builder.op('Expand', [ctx.tensorName(x, `${node.name}/x`), ctx.builder.int64s(`${node.name}/shape`, shape)], {}, node.name), x.dtype, shape)];
+};
+
+/**
+ * SpaceToBatchND on NHWC with a 2-D block (TF's form of a dilated convolution's input):
+ * pad, then move each (bh, bw) phase of the grid into the batch, phase-major.
+ */
+const spaceToBatch: OpHandler = (node, ins, ctx) => {
+  const x = ctx.asSym(ins[0]!, `${node.name}/x`);
+  const [bh, bw] = numbers(ctx.constArg(node, ins, 1, 'block_shape')) as [number, number];
+  const p = numbers(ctx.constArg(node, ins, 2, 'paddings'));
+  if (x.shape.length !== 4 || p.length !== 4) throw new UnsupportedOpError(node.op, node.name, 'only NHWC with a 2-D block');
+  const [n, h, w, c] = x.shape as [number, number, number, number];
+  const hp = h + p[0]! + p[1]!;
+  const wp = w + p[2]! + p[3]!;
+  const b = ctx.builder;
+  const padded = b.op('Pad', [x.name, b.int64s(`${node.name}/pads`, [0, p[0]!, p[2]!, 0, 0, p[1]!, p[3]!, 0])], { mode: 'constant' });
+  const grid = b.op('Reshape', [padded, b.int64s(`${node.name}/grid`, [n, hp / bh, bh, wp / bw, bw, c])]);
+  const phases = b.op('Transpose', [grid], { perm: [2, 4, 0, 1, 3, 5] });
+  const shape = [bh * bw * n, hp / bh, wp / bw, c];
+  return [sym(b.op('Reshape', [phases, b.int64s(`${node.name}/shape`, shape)], {}, node.name), x.dtype, shape)];
+};
+
+/** BatchToSpaceND on NHWC with a 2-D block: the inverse interleave, then the crops. */
+const batchToSpace: OpHandler = (node, ins, ctx) => {
+  const x = ctx.asSym(ins[0]!, `${node.name}/x`);
+  const [bh, bw] = numbers(ctx.constArg(node, ins, 1, 'block_shape')) as [number, number];
+  const cr = numbers(ctx.constArg(node, ins, 2, 'crops'));
+  if (x.shape.length !== 4 || cr.length !== 4) throw new UnsupportedOpError(node.op, node.name, 'only NHWC with a 2-D block');
+  const [nb, h, w, c] = x.shape as [number, number, number, number];
+  const n = nb / (bh * bw);
+  const b = ctx.builder;
+  const phases = b.op('Reshape', [x.name, b.int64s(`${node.name}/phases`, [bh, bw, n, h, w, c])]);
+  const grid = b.op('Transpose', [phases], { perm: [2, 3, 0, 4, 1, 5] });
+  const full = b.op('Reshape', [grid, b.int64s(`${node.name}/full`, [n, h * bh, w * bw, c])]);
+  const shape = [n, h * bh - cr[0]! - cr[1]!, w * bw - cr[2]! - cr[3]!, c];
+  const starts = [0, cr[0]!, cr[2]!, 0];
+  const args = [full, b.int64s(`${node.name}/starts`, starts), b.int64s(`${node.name}/ends`, starts.map((s, i) => s + shape[i]!)), b.int64s(`${node.name}/axes`, [0, 1, 2, 3])];
+  return [sym(b.op('Slice', args, {}, node.name), x.dtype, shape)];
+};
+
 export const SHAPE_OPS: Record<string, OpHandler> = {
   Reshape: reshape,
   Squeeze: squeeze,
@@ -195,4 +297,10 @@ export const SHAPE_OPS: Record<string, OpHandler> = {
   Shape: shapeOp,
   StridedSlice: stridedSlice,
   GatherNd: gatherNd,
+  Split: split,
+  SplitV: splitV,
+  Slice: slice,
+  BroadcastTo: broadcastTo,
+  SpaceToBatchND: spaceToBatch,
+  BatchToSpaceND: batchToSpace,
 };

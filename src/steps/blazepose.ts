@@ -1,0 +1,172 @@
+// Step: single-person body landmarks with MediaPipe BlazePose (detector + Full landmark model,
+// imported from TF.js), the way MediaPipe's pose_landmark graph runs on one image.
+//   detector   "input"     float32 [1, 224, 224, 3] NHWC, RGB in [-1, 1], the photo letterboxed
+//              "Identity"  float32 [1, 2254, 13] per anchor: score logit, box (cx, cy, w, h) and 4
+//                          keypoints (hip centre, full-body circle point, shoulder centre, upper-body
+//                          circle point), in input pixels relative to the anchor
+//   landmarks  "input_1"     float32 [1, 256, 256, 3] NHWC, RGB in [0, 1]: the body crop turned
+//                            upright (hip centre -> circle point vertical), edges zero
+//              "Identity_2"  [1, 195] 39 x (x, y, z, visibility logit, presence logit) in crop
+//                            pixels (33 body landmarks, then 6 auxiliary ROI points)
+//              "Identity_3"  [1, 1] pose presence; "Identity_1" [1, 256, 256, 1] person probability
+//                            (both after the graph's sigmoids)
+//              (the heatmap "Identity" and world landmarks "Identity_4" are not used)
+// -> 33 named landmarks in image pixels, and the person mask (0..255) at full resolution.
+import { sampleAffine, type RgbImage } from '../imaging/image.ts';
+import type { ModelSession } from '../models/onnx.ts';
+import { MODEL_STAGES, type StageTimer, type StepStages } from '../domain/stage-timer.ts';
+import { hardNms, letterboxRoi, projectDetection, projectLandmarks, roiSampler, ssdAnchors, type Anchor, type Detection, type Roi, type SsdAnchorConfig } from './mediapipe.ts';
+
+/** MediaPipe's pose landmark names, in model output order. */
+export const BLAZEPOSE_LANDMARKS = [
+  'nose', 'left_eye_inner', 'left_eye', 'left_eye_outer', 'right_eye_inner', 'right_eye', 'right_eye_outer', 'left_ear', 'right_ear',
+  'mouth_left', 'mouth_right', 'left_shoulder', 'right_shoulder', 'left_elbow', 'right_elbow', 'left_wrist', 'right_wrist',
+  'left_pinky', 'right_pinky', 'left_index', 'right_index', 'left_thumb', 'right_thumb', 'left_hip', 'right_hip',
+  'left_knee', 'right_knee', 'left_ankle', 'right_ankle', 'left_heel', 'right_heel', 'left_foot_index', 'right_foot_index',
+] as const;
+export type BodyLandmarkName = (typeof BLAZEPOSE_LANDMARKS)[number];
+
+/** MediaPipe's POSE_CONNECTIONS (body only; the face is drawn as points). */
+export const BODY_CONNECTIONS: Array<[BodyLandmarkName, BodyLandmarkName]> = [
+  ['left_shoulder', 'right_shoulder'], ['left_shoulder', 'left_elbow'], ['left_elbow', 'left_wrist'], ['left_wrist', 'left_pinky'],
+  ['left_wrist', 'left_index'], ['left_wrist', 'left_thumb'], ['left_pinky', 'left_index'], ['right_shoulder', 'right_elbow'],
+  ['right_elbow', 'right_wrist'], ['right_wrist', 'right_pinky'], ['right_wrist', 'right_index'], ['right_wrist', 'right_thumb'],
+  ['right_pinky', 'right_index'], ['left_shoulder', 'left_hip'], ['right_shoulder', 'right_hip'], ['left_hip', 'right_hip'],
+  ['left_hip', 'left_knee'], ['left_knee', 'left_ankle'], ['left_ankle', 'left_heel'], ['left_heel', 'left_foot_index'],
+  ['left_ankle', 'left_foot_index'], ['right_hip', 'right_knee'], ['right_knee', 'right_ankle'], ['right_ankle', 'right_heel'],
+  ['right_heel', 'right_foot_index'], ['right_ankle', 'right_foot_index'],
+];
+
+/**
+ * The pose detector's SSD anchors (MediaPipe pose_detection.pbtxt: 5 layers, strides 8, 16, 32,
+ * 32, 32 on 224x224, fixed-size anchors, 2 per cell and layer): 28x28x2 + 14x14x2 + 7x7x6 = 2254.
+ */
+export const POSE_DETECTOR_ANCHORS: SsdAnchorConfig = { inputSize: 224, strides: [8, 16, 32, 32, 32], anchorsPerLayer: 2 };
+
+export interface BodyLandmark {
+  x: number;
+  y: number;
+  /** Depth relative to the hips, same scale as x (pixels). */
+  z: number;
+  /** Probability the point is visible (not occluded), sigmoid of the model's logit. */
+  visibility: number;
+  /** Probability the point is inside the image. */
+  presence: number;
+}
+
+export interface BodyPose {
+  /** The detection the crop came from (pixels). */
+  detection: Detection;
+  /** The rotated crop the landmark model saw (pixels, radians). */
+  roi: Roi;
+  /** Pose presence flag of the landmark model, 0..1. */
+  presence: number;
+  landmarks: Record<BodyLandmarkName, BodyLandmark>;
+  /** Person probability 0..255 at full resolution (the crop's mask mapped back; 0 outside it). */
+  mask: Uint8Array;
+}
+
+const sigmoid = (v: number) => 1 / (1 + Math.exp(-Math.min(100, Math.max(-100, v))));
+
+/** [numAnchors x 13] rows: score logit, box and 4 keypoints (MediaPipe's reverse_output_order). */
+export function decodePoseDetections(raw: ArrayLike<number>, anchors: Anchor[], scale: number, minScore: number): Detection[] {
+  const out: Detection[] = [];
+  for (let i = 0; i < anchors.length; i++) {
+    const r = i * 13;
+    const score = sigmoid(raw[r]!);
+    if (score < minScore) continue;
+    const a = anchors[i]!;
+    const w = raw[r + 3]! / scale;
+    const h = raw[r + 4]! / scale;
+    if (w < 0 || h < 0) continue;
+    const keypoints = [];
+    for (let k = 0; k < 4; k++) keypoints.push({ x: raw[r + 5 + 2 * k]! / scale + a.x, y: raw[r + 6 + 2 * k]! / scale + a.y });
+    out.push({ xMin: raw[r + 1]! / scale + a.x - w / 2, yMin: raw[r + 2]! / scale + a.y - h / 2, width: w, height: h, keypoints, score });
+  }
+  return out;
+}
+
+/**
+ * The landmark model's crop (pixels) from a detection, as MediaPipe's pose_detection_to_roi does:
+ * centred on the hip centre (keypoint 0), side twice the distance to the full-body circle point
+ * (keypoint 1), turned so that direction points up (target angle 90 degrees), scaled by `scale`.
+ */
+export function poseRoi(d: Detection, scale: number): Roi {
+  const [c, e] = d.keypoints as [{ x: number; y: number }, { x: number; y: number }];
+  const side = 2 * Math.hypot(e.x - c.x, e.y - c.y) * scale;
+  const angle = Math.PI / 2 - Math.atan2(-(e.y - c.y), e.x - c.x);
+  const rotation = angle - 2 * Math.PI * Math.floor((angle + Math.PI) / (2 * Math.PI));
+  return { xCenter: c.x, yCenter: c.y, width: side, height: side, rotation };
+}
+
+/** The detector on the letterboxed photo: detections in pixels, best first (after hard NMS). */
+export async function detectBodies(
+  detector: ModelSession,
+  image: RgbImage,
+  D: number,
+  minScore: number,
+  iou: number,
+  t: StageTimer,
+  stages: StepStages = MODEL_STAGES,
+): Promise<Detection[]> {
+  const roi = letterboxRoi(image.width, image.height);
+  const input = await t.time(stages[0], () => sampleAffine(image, roiSampler(roi, D, D), D, D, 'zero', [-1, 1]));
+  const out = await t.infer(stages[1], () => detector.run({ [detector.inputNames[0]!]: { data: input, dims: [1, D, D, 3] } }));
+  return t.time(stages[2], () => hardNms(decodePoseDetections(out[detector.outputNames[0]!]!.data, ANCHORS, D, minScore), iou, 8).map((d) => projectDetection(d, roi)));
+}
+
+const ANCHORS = ssdAnchors(POSE_DETECTOR_ANCHORS);
+
+/** A crop-space mask (L x L, probabilities) mapped back through the rotated roi to image pixels (bilinear). */
+function maskToImage(prob: Float32Array, L: number, roi: Roi, W: number, H: number): Uint8Array {
+  const out = new Uint8Array(W * H);
+  const c = Math.cos(roi.rotation);
+  const s = Math.sin(roi.rotation);
+  const at = (x: number, y: number) => (x < 0 || y < 0 || x >= L || y >= L ? 0 : prob[y * L + x]!);
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      const dx = x + 0.5 - roi.xCenter;
+      const dy = y + 0.5 - roi.yCenter;
+      const u = ((c * dx + s * dy) / roi.width + 0.5) * L - 0.5;
+      const v = ((-s * dx + c * dy) / roi.height + 0.5) * L - 0.5;
+      if (u < -1 || v < -1 || u > L || v > L) continue;
+      const x0 = Math.floor(u);
+      const y0 = Math.floor(v);
+      const fx = u - x0;
+      const fy = v - y0;
+      const p = (1 - fy) * ((1 - fx) * at(x0, y0) + fx * at(x0 + 1, y0)) + fy * ((1 - fx) * at(x0, y0 + 1) + fx * at(x0 + 1, y0 + 1));
+      out[y * W + x] = Math.round(p * 255);
+    }
+  }
+  return out;
+}
+
+/** The landmark model on one detection's rotated crop: presence, 33 landmarks and the mask, in image pixels. */
+export async function bodyLandmarks(
+  model: ModelSession,
+  image: RgbImage,
+  d: Detection,
+  L: number,
+  roiScale: number,
+  t: StageTimer,
+  stages: StepStages = MODEL_STAGES,
+): Promise<BodyPose> {
+  const roi = poseRoi(d, roiScale);
+  const crop = await t.time(stages[0], () => sampleAffine(image, roiSampler(roi, L, L), L, L, 'zero', [0, 1]));
+  const out = await t.infer(stages[1], () => model.run({ [model.inputNames[0]!]: { data: crop, dims: [1, L, L, 3] } }));
+  return t.time(stages[2], () => {
+    const named = (prefix: string) => out[model.outputNames.find((n) => n.startsWith(`${prefix}:`))!]!.data;
+    const ld = named('Identity_2');
+    const xyz = new Float32Array(33 * 3);
+    for (let i = 0; i < 33; i++) for (let k = 0; k < 3; k++) xyz[3 * i + k] = ld[5 * i + k]! / L;
+    const points = projectLandmarks(xyz, 33, roi);
+    const landmarks = {} as Record<BodyLandmarkName, BodyLandmark>;
+    BLAZEPOSE_LANDMARKS.forEach((name, i) => {
+      const [x, y, z] = points[i]!;
+      landmarks[name] = { x, y, z, visibility: sigmoid(ld[5 * i + 3]!), presence: sigmoid(ld[5 * i + 4]!) };
+    });
+    // The mask and the presence flag leave the graph through its own sigmoids: already 0..1.
+    const prob = Float32Array.from(named('Identity_1'));
+    return { detection: d, roi, presence: named('Identity_3')[0]!, landmarks, mask: maskToImage(prob, L, roi, image.width, image.height) };
+  });
+}
