@@ -88,13 +88,25 @@ export class SessionCache {
       const names = sizes.map((n) => (n === 1 ? p.graph : `${p.graph}_b${n}`));
       // The batcher holds these sessions for as long as it lives: keep them out of eviction.
       for (const g of names) this.pinned.add(this.locate(version, g).key);
-      b = Promise.all(names.map((g) => this.graph(version, g))).then(
-        (sessions) => {
-          const batcher = new DynamicBatcher(new Map(sizes.map((n, i) => [n, sessions[i]!])), { maxBatchSize: p.max_batch_size ?? Math.max(...sizes), maxQueueDelayMs: p.max_queue_delay_ms ?? 2 });
-          this.settledBatchers.push(batcher);
-          return batcher;
-        },
-      );
+      b = Promise.all(names.map((g) => this.graph(version, g))).then(async (sessions) => {
+        // One run of every batch size on zeros, at load: a provider's first run at a shape does its
+        // set-up (cuDNN's algorithm search on CUDA took seconds), which must not land on a task.
+        const source = v.manifest.graphs[p.graph]?.source;
+        const shapes = source?.type === 'npm-tfjs' ? source.input_shapes : undefined;
+        if (shapes) {
+          await Promise.all(
+            sessions.map((session, i) =>
+              session.run(Object.fromEntries(Object.entries(shapes).map(([name, dims]) => {
+                const d = [sizes[i]!, ...dims.slice(1)];
+                return [name, { data: new Float32Array(d.reduce((a, x) => a * x, 1)), dims: d }];
+              }))),
+            ),
+          );
+        }
+        const batcher = new DynamicBatcher(new Map(sizes.map((n, i) => [n, sessions[i]!])), { maxBatchSize: p.max_batch_size ?? Math.max(...sizes), maxQueueDelayMs: p.max_queue_delay_ms ?? 2 });
+        this.settledBatchers.push(batcher);
+        return batcher;
+      });
       this.batchers.set(key, b);
       b.catch(() => this.batchers.delete(key));
     }
