@@ -6,6 +6,7 @@
 //   tryon     per-stage medians and latency per picture of the try-on pipeline
 //   gpu       GPU execution providers (cuda, webgpu) against cpu; fails when one falls back
 //   batching  dynamic batching of face detection: tasks/s, p50/p99 at 1-64 in flight, batched vs not
+//   uploads   the API process's RSS under 30 concurrent 4 x 9.5 MB create-jobs (refused for credits, then accepted)
 const benches: Record<string, () => Promise<unknown>> = {
   core: () => import('./bench-core.ts'),
   webhooks: () => import('./bench-webhooks.ts'),
@@ -14,6 +15,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   tryon: () => import('./bench-tryon.ts'),
   gpu: () => import('./bench-gpu.ts'),
   batching: () => import('./bench-batching.ts'),
+  uploads: () => import('./bench-uploads.ts'),
 };
 const mode = process.argv[2] ?? 'core';
 const run = benches[mode];

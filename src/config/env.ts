@@ -69,6 +69,12 @@ const EnvSchema = z.object({
   STALLED_INTERVAL_MS: int(100).default(15_000),
   /** Times a task may lose its worker before it is failed (poison-task guard). @defaultValue 2 */
   MAX_STALLED: int(0, 100).default(2),
+  /**
+   * How often each queued or running task's BullMQ job is checked by the lost-task sweep (every
+   * process runs it): a task whose job failed or vanished without its record being ended is
+   * failed with WORKER_LOST and refunded. @defaultValue 30000
+   */
+  LOST_TASK_CHECK_MS: int(100).default(30_000),
   /** Attempts for transient (retryable) failures. @defaultValue 3 */
   JOB_ATTEMPTS: int(1, 20).default(3),
   /** SIGTERM drain bound: in-flight tasks not done by then are handed back to the queue. @defaultValue 25000 */
@@ -105,6 +111,15 @@ const EnvSchema = z.object({
   SWEEP_INTERVAL_MS: int(50).default(10_000),
   /** Largest file accepted by the job APIs, in bytes. @defaultValue 10485760 (10 MiB) */
   JOB_FILE_MAX_BYTES: int(1).default(10 * 1024 * 1024),
+  /**
+   * Upload bytes one API process takes in at once over all create-job requests. Each request
+   * reserves its Content-Length (or, without one, the largest body a job API accepts) before its
+   * body is read, and gives it back when answered; one that does not fit is refused at once (503,
+   * Retry-After) rather than queued, since a waiting upload still holds a connection. A single
+   * request larger than the whole budget is let in when nothing else is in flight.
+   * @defaultValue 268435456 (256 MiB)
+   */
+  UPLOAD_INFLIGHT_MAX_BYTES: int(1).default(256 * 1024 * 1024),
   /** Hairstyle version the job API runs (name or id). @defaultValue the registry's first hairstyle version */
   HAIRSTYLE_VERSION: z.string().min(1).optional(),
   /** Try-on version the job API runs (name or id). @defaultValue the registry's first try-on version */
@@ -161,6 +176,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env) {
     jobLockMs: e.JOB_LOCK_MS,
     stalledIntervalMs: e.STALLED_INTERVAL_MS,
     maxStalled: e.MAX_STALLED,
+    lostTaskCheckMs: e.LOST_TASK_CHECK_MS,
     jobAttempts: e.JOB_ATTEMPTS,
     drainTimeoutMs: e.DRAIN_TIMEOUT_MS,
     input: Object.freeze({
@@ -173,6 +189,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env) {
     allowPrivateUrls: e.ALLOW_PRIVATE_URLS,
     jobs: Object.freeze({
       fileMaxBytes: e.JOB_FILE_MAX_BYTES,
+      uploadInflightMaxBytes: e.UPLOAD_INFLIGHT_MAX_BYTES,
       hairstyleVersion: e.HAIRSTYLE_VERSION,
       tryonVersion: e.TRYON_VERSION,
     }),

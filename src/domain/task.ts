@@ -10,10 +10,12 @@ export const TERMINAL_STATUSES: readonly TaskStatus[] = ['succeeded', 'failed', 
 /**
  * starting -> processing -> succeeded | failed; starting | processing -> canceled.
  * processing -> processing is a re-claim: the task's worker died and another one took it over.
+ * starting -> failed: its queue job failed or vanished before any worker claimed the task (a
+ * worker died between taking the job and claiming the task, more than MAX_STALLED times).
  * Terminal states never change.
  */
 export const TRANSITIONS: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {
-  starting: ['processing', 'canceled'],
+  starting: ['processing', 'failed', 'canceled'],
   processing: ['processing', 'succeeded', 'failed', 'canceled'],
   succeeded: [],
   failed: [],

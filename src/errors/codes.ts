@@ -19,6 +19,18 @@ export const ErrorCatalog = {
   FILE_EXPIRED: { status: 410, retryable: false, message: 'file deleted after the retention period' },
   ROUTE_NOT_FOUND: { status: 404, retryable: false, message: 'route not found' },
   NOT_READY: { status: 503, retryable: true, message: 'service not ready' },
+  /**
+   * Redis (tasks, credits, keys, the queue) cannot be reached. Nothing can be read or written, so
+   * the request is refused at once, with Retry-After, rather than left hanging. A create refused
+   * this way may still have been recorded and charged if the link dropped after the write reached
+   * Redis (it then runs normally): check the task list before creating it again.
+   */
+  STORE_UNAVAILABLE: { status: 503, retryable: true, retryAfterS: 2, message: 'the service cannot reach its data store (Redis); try again shortly' },
+  /**
+   * The API process is already taking in UPLOAD_INFLIGHT_MAX_BYTES of uploads. Refused before the
+   * body is read, so nothing was stored or charged; the upload can simply be sent again.
+   */
+  UPLOADS_BUSY: { status: 503, retryable: true, retryAfterS: 5, message: 'the service is receiving too many uploads at once; try again in a few seconds' },
   JOB_PARAMS_INVALID: { status: 400, retryable: false, message: 'Params error' },
   JOB_NOT_FOUND: { status: 404, retryable: false, message: 'Task not found' },
 
@@ -43,9 +55,15 @@ export const ErrorCatalog = {
   INTERNAL: { status: 500, retryable: true, message: 'internal error' },
   /** A defect (TypeError, RangeError, ZodError ...): the same input fails the same way, so never retried. */
   PROGRAM_ERROR: { status: 500, retryable: false, message: 'internal error' },
-} as const satisfies Record<string, { status: number; retryable: boolean; message: string }>;
+} as const satisfies Record<string, { status: number; retryable: boolean; message: string; retryAfterS?: number }>;
 
 export type ErrorCode = keyof typeof ErrorCatalog;
+
+/** Seconds for the Retry-After header of an error answer, for the codes that carry one. */
+export function retryAfterS(code: ErrorCode): number | undefined {
+  const entry = ErrorCatalog[code];
+  return 'retryAfterS' in entry ? entry.retryAfterS : undefined;
+}
 
 /** A typed, cataloged error. `message` is user-facing English; `details` is machine-readable. */
 export class AppError extends Error {
@@ -63,13 +81,14 @@ export class AppError extends Error {
     this.details = details;
   }
 
-  /** Plain form that crosses a worker-thread boundary. */
+  /** Plain form that crosses a worker-thread boundary; the cause goes as its text, for the log. */
   toJSON(): SerializedAppError {
-    return { code: this.code, message: this.message, details: this.details };
+    const cause = causeText(this);
+    return { code: this.code, message: this.message, details: this.details, ...(cause === undefined ? {} : { cause }) };
   }
 
   static fromJSON(s: SerializedAppError): AppError {
-    return new AppError(s.code, s.message, s.details);
+    return new AppError(s.code, s.message, s.details, s.cause === undefined ? undefined : { cause: s.cause });
   }
 }
 
@@ -77,6 +96,33 @@ export interface SerializedAppError {
   code: ErrorCode;
   message: string;
   details: Record<string, unknown> | undefined;
+  cause?: string;
+}
+
+/**
+ * The low-level text behind an error (libvips, TLS, a socket), for the server log only: messages
+ * a caller sees say what failed in our words.
+ */
+export function causeText(e: Error): string | undefined {
+  const c = e.cause;
+  if (c === undefined) return undefined;
+  if (!(c instanceof Error)) return String(c);
+  const code = (c as { code?: unknown }).code;
+  const inner = c.cause instanceof Error ? `: ${c.cause.message}` : '';
+  return `${typeof code === 'string' ? `${code} ` : ''}${c.message}${inner}`;
+}
+
+/**
+ * A failed task's `error` text. Unknown errors (INTERNAL, PROGRAM_ERROR) carry whatever a library
+ * threw (paths, library text): the record gets the catalog's words, the log keeps the rest.
+ */
+export function taskErrorText(e: AppError): string {
+  if (e.code === 'INTERNAL') return `${e.code}: ${ErrorCatalog.INTERNAL.message}`;
+  if (e.code === 'PROGRAM_ERROR') {
+    const name = typeof e.details?.name === 'string' ? ` (${e.details.name})` : '';
+    return `${e.code}: ${ErrorCatalog.PROGRAM_ERROR.message}${name}`;
+  }
+  return `${e.code}: ${e.message}`;
 }
 
 export function isAppError(e: unknown): e is AppError {
@@ -145,7 +191,21 @@ const JOB_CODE_OF: Partial<Record<ErrorCode, { code: number; text: string }>> = 
   BODY_INVALID: { code: JobCode.PARAMS_ERROR, text: 'Params error' },
   INSUFFICIENT_CREDITS: { code: JobCode.INSUFFICIENT_CREDITS, text: 'Insufficient credits' },
   JOB_NOT_FOUND: { code: JobCode.TASK_NOT_FOUND, text: 'Task not found' },
+  // The spec has no "unavailable" code; 300101 is its server-fault code, which clients already
+  // handle. The job routes answer it with HTTP 503 and Retry-After (jobHttpStatus) instead of 500.
+  STORE_UNAVAILABLE: { code: JobCode.SYSTEM_ERROR, text: 'System error' },
+  // Likewise 300101 with HTTP 503 and Retry-After; the message says the upload budget was full.
+  UPLOADS_BUSY: { code: JobCode.SYSTEM_ERROR, text: 'System error' },
 };
+
+/**
+ * HTTP status of a job-API answer: 200 with the outcome in `code`, except a server fault (300101):
+ * 503 when the data store is unreachable (retry soon, see Retry-After), 500 otherwise.
+ */
+export function jobHttpStatus(jobCode: number, e?: AppError): number {
+  if (jobCode !== JobCode.SYSTEM_ERROR) return 200;
+  return e?.status === 503 ? 503 : 500;
+}
 
 /** An error as the job APIs report it: numeric code and English text ("Params error: <why>"). */
 export function toJobError(e: AppError): { code: number; en: string } {

@@ -54,7 +54,7 @@ export async function decodeImage(bytes: Uint8Array, limits: DecodeLimits): Prom
   try {
     meta = await sharp(bytes, { limitInputPixels: false }).metadata();
   } catch (e) {
-    throw new AppError('IMAGE_DECODE_FAILED', `image could not be decoded: ${(e as Error).message}`);
+    throw decodeFailed(e);
   }
   const pixels = (meta.width ?? 0) * (meta.height ?? 0);
   if (!meta.width || !meta.height) throw new AppError('IMAGE_DECODE_FAILED', 'image has no dimensions');
@@ -76,8 +76,18 @@ export async function decodeImage(bytes: Uint8Array, limits: DecodeLimits): Prom
     if (info.channels !== 3) throw new Error(`expected 3 channels after conversion, got ${info.channels}`);
     return { data, width: info.width, height: info.height };
   } catch (e) {
-    throw new AppError('IMAGE_DECODE_FAILED', `image could not be decoded: ${(e as Error).message}`);
+    throw decodeFailed(e);
   }
+}
+
+/**
+ * libvips' text names its loaders and internals; the caller gets a short reason in our words, the
+ * worker's log the text (the error's cause).
+ */
+function decodeFailed(e: unknown): AppError {
+  const text = e instanceof Error ? e.message : String(e);
+  const reason = /unsupported image format/i.test(text) ? 'unsupported image format' : 'corrupt or truncated data';
+  return new AppError('IMAGE_DECODE_FAILED', `image could not be decoded (${reason})`, undefined, { cause: e });
 }
 
 /** Width and height from the header alone (no pixel is decoded); null when unreadable. */

@@ -21,6 +21,7 @@ export function createApi(config: Config, s: Services) {
     jobs: {
       store: s.jobs,
       fileMaxBytes: config.jobs.fileMaxBytes,
+      uploadInflightMaxBytes: config.jobs.uploadInflightMaxBytes,
       retentionMs: config.retention.jobMs,
       versions: s.jobVersions,
     },

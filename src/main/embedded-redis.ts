@@ -50,12 +50,15 @@ async function waitForPing(url: string, child: ChildProcess, timeoutMs: number):
   throw new Error(`redis-server did not answer within ${timeoutMs} ms`);
 }
 
-/** Starts redis-server on a free loopback port, persisting (AOF) under dataDir. */
-export async function startEmbeddedRedis(dataDir: string, opts: { persist?: boolean } = {}): Promise<EmbeddedRedis> {
+/**
+ * Starts redis-server on a free loopback port (or `port`: a restart on the same address, as the
+ * outage tests do), persisting (AOF) under dataDir.
+ */
+export async function startEmbeddedRedis(dataDir: string, opts: { persist?: boolean; port?: number } = {}): Promise<EmbeddedRedis> {
   const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
   if (probe.error) throw new RedisBinaryMissing();
   fs.mkdirSync(dataDir, { recursive: true });
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const persist = opts.persist ?? true;
   const child = spawn(
     'redis-server',

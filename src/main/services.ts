@@ -17,6 +17,7 @@ import { TaskQueue } from '../queue/task-queue.ts';
 import { TaskSubmitter } from '../queue/task-submitter.ts';
 import { OutboundHttp } from '../queue/outbound-http.ts';
 import { RetentionSweeper } from '../queue/retention-sweeper.ts';
+import { LostTaskSweeper } from '../queue/lost-task-sweeper.ts';
 import { WebhookDispatcher, type WebhookSettings } from '../queue/webhooks.ts';
 
 export interface Services {
@@ -37,8 +38,10 @@ export interface Services {
   dispatcher: WebhookDispatcher;
   /** Deletes data whose retention ended (runs in every process). */
   sweeper: RetentionSweeper;
+  /** Fails (and refunds) tasks whose queue job failed or vanished without ending them (every process). */
+  lostTasks: LostTaskSweeper;
   webhookSettings: WebhookSettings;
-  /** Starts the background loops (outbox flush, retention sweep). */
+  /** Starts the background loops (outbox flush, retention sweep, lost-task sweep). */
   startBackground(): void;
   close(): Promise<void>;
 }
@@ -75,19 +78,31 @@ export function createServices(config: Config, redisUrl: string, log: Logger): S
   // Registry and settings first: a bad manifest or version setting fails before any connection.
   const registry = loadCheckedRegistry(config.modelsDir);
   const jobVersions = resolveJobVersions(config, registry);
-  const redis = connectRedis(redisUrl, { name: 'stores' });
+  const redis = connectRedis(redisUrl, { name: 'stores', log });
   const keys = keyspace(config.redisPrefix);
-  const queue = new TaskQueue({ redisUrl, prefix: config.redisPrefix, attempts: config.jobAttempts });
+  const queue = new TaskQueue({ redisUrl, prefix: config.redisPrefix, attempts: config.jobAttempts, log });
   const tasks = new TaskStore(redis, keys, { retentionMs: config.retention.taskMs, recordTtlMs: config.retention.recordTtlMs });
   const blobs = new LocalBlobStore(config.blobDir);
-  const http = new OutboundHttp({ allowPrivate: config.allowPrivateUrls });
+  const http = new OutboundHttp({ allowPrivate: config.allowPrivateUrls }, { log });
   const webhookSettings: WebhookSettings = { redisUrl, prefix: config.redisPrefix, ...config.webhook };
   const dispatcher = new WebhookDispatcher(
     { outbox: new Schedule(redis, keys.webhookOutbox()), tasks, publicBaseUrl: config.publicBaseUrl, log },
     webhookSettings,
   );
   const sweeper = new RetentionSweeper({ schedule: new Schedule(redis, keys.retention()), tasks, blobs, log });
-  const submitter = new TaskSubmitter({ tasks, queue, outbox: new Schedule(redis, keys.enqueueOutbox()), log });
+  const enqueueOutbox = new Schedule(redis, keys.enqueueOutbox());
+  const submitter = new TaskSubmitter({ tasks, queue, outbox: enqueueOutbox, log });
+  const lostTasks = new LostTaskSweeper(
+    {
+      index: new Schedule(redis, keys.activeTasks()),
+      outbox: enqueueOutbox,
+      tasks,
+      queue,
+      log,
+      onEnded: () => void dispatcher.flush().catch((e: Error) => log.warn({ err: e.message }, 'webhook outbox flush failed')),
+    },
+    config.lostTaskCheckMs,
+  );
   return {
     redis,
     tasks,
@@ -102,16 +117,19 @@ export function createServices(config: Config, redisUrl: string, log: Logger): S
     http,
     dispatcher,
     sweeper,
+    lostTasks,
     webhookSettings,
     startBackground() {
       dispatcher.start(Math.min(1_000, config.retention.sweepIntervalMs));
       submitter.start(Math.min(1_000, config.retention.sweepIntervalMs));
       sweeper.start(config.retention.sweepIntervalMs);
+      lostTasks.start(Math.min(1_000, config.retention.sweepIntervalMs));
     },
     async close() {
       await dispatcher.close();
       await submitter.close();
       await sweeper.close();
+      await lostTasks.close();
       await queue.close();
       await http.close();
       redis.disconnect();

@@ -1,9 +1,11 @@
 // Downloads one input file named by URL in the task input: bounded size (declared and actual),
 // bounded time (whole download), bounded redirects (each hop re-checked), and content sniffed by
-// magic bytes. Every failure is an AppError whose message names the field and the reason.
+// magic bytes. Every failure is an AppError whose message names the field and the reason: a short
+// reason of our own words, never the socket's or TLS library's text (that stays in the error's
+// cause, which the worker logs).
 import { AppError } from '../errors/codes.ts';
 import { sniffImageType, type ImageType } from '../imaging/sniff.ts';
-import { isPolicyRefusal, refusalMessage, type HttpResponse, type OutboundHttp } from './outbound-http.ts';
+import { isPolicyRefusal, NOT_PUBLIC, type HttpResponse, type OutboundHttp } from './outbound-http.ts';
 
 export interface InputLimits {
   maxBytes: number;
@@ -17,10 +19,30 @@ export interface FetchedInput {
   finalUrl: string;
 }
 
+const REASONS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  EPIPE: 'connection reset',
+  UND_ERR_SOCKET: 'connection closed',
+  ETIMEDOUT: 'timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'timed out',
+  UND_ERR_HEADERS_TIMEOUT: 'timed out',
+  UND_ERR_BODY_TIMEOUT: 'timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'host unreachable',
+  ENOTFOUND: 'host does not resolve',
+  EAI_AGAIN: 'host does not resolve',
+};
+
+/** A short reason in our words for a failed download (the raw text may name internal hosts or certificates). */
 const describeCause = (e: unknown): string => {
-  const err = e as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  const err = e as { name?: string; code?: string; cause?: { code?: string } };
   if (err.name === 'TimeoutError' || err.name === 'AbortError') return 'timed out';
-  return err.cause?.code ?? err.cause?.message ?? err.message ?? String(e);
+  const code = err.cause?.code ?? err.code ?? '';
+  if (REASONS[code]) return REASONS[code];
+  // ERR_TLS_*, ERR_SSL_*, CERT_HAS_EXPIRED, DEPTH_ZERO_SELF_SIGNED_CERT, UNABLE_TO_VERIFY_LEAF_SIGNATURE ...
+  if (/TLS|SSL|CERT|SIGNATURE/.test(code)) return 'TLS handshake failed';
+  return 'network error';
 };
 
 /** `abort` (optional) cancels the download from outside, e.g. when the worker hands the task back. */
@@ -68,8 +90,12 @@ export async function fetchImageInput(
     }
   } catch (e) {
     if (e instanceof AppError) throw e;
-    if (isPolicyRefusal(e)) throw new AppError('URL_NOT_ALLOWED', `input.${field}: ${refusalMessage(e)}`);
-    throw new AppError('INPUT_UNREACHABLE', `input.${field}: could not download ${current}: ${describeCause(e)}`);
+    const opts = { cause: e };
+    if (isPolicyRefusal(e)) {
+      const which = current === url ? NOT_PUBLIC : `redirected to ${current}: ${NOT_PUBLIC}`;
+      throw new AppError('URL_NOT_ALLOWED', `input.${field}: ${which}`, undefined, opts);
+    }
+    throw new AppError('INPUT_UNREACHABLE', `input.${field}: could not download ${current}: ${describeCause(e)}`, undefined, opts);
   }
 }
 

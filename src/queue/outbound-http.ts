@@ -2,11 +2,14 @@
 // webhooks). Applies the outbound policy: http(s) only, and unless ALLOW_PRIVATE_URLS, no target in
 // a loopback, private, link-local or otherwise non-public range (SSRF). The check runs on each
 // connection's DNS answer too, so a name that re-resolves to a private address (DNS rebinding)
-// is still refused.
+// is still refused. Refusals tell the caller what was refused, never what the resolver answered
+// (that would let a caller probe internal DNS): a name that does not resolve is refused in the
+// same words as one that resolves to a private address. The answers go to the server log.
 import dns from 'node:dns';
 import net from 'node:net';
 import { Agent, fetch, type RequestInit, type Response } from 'undici';
-import { isNonPublicAddress } from '../domain/addresses.ts';
+import { classifyAddress } from '../domain/addresses.ts';
+import { silentLogger, type Logger } from '../domain/logger.ts';
 import { AppError } from '../errors/codes.ts';
 
 export type HttpResponse = Response;
@@ -17,24 +20,58 @@ export interface OutboundPolicy {
 
 const NOT_ALLOWED = 'ERR_URL_NOT_ALLOWED';
 
-function refusal(host: string, address: string): Error {
-  return Object.assign(new Error(`${host} resolves to ${address}, a non-public address (set ALLOW_PRIVATE_URLS=true to allow)`), {
-    code: NOT_ALLOWED,
-  });
+/** What a caller is told, whatever the resolver answered (see the header). */
+export const NOT_PUBLIC = "the URL's host is not a public address";
+
+function refusal(): Error {
+  return Object.assign(new Error(NOT_PUBLIC), { code: NOT_ALLOWED });
+}
+
+/** The first address that is not public, with its range; undefined when all are public. */
+function firstNonPublic(addresses: string[]): { address: string; range: string; embedded: string[] } | undefined {
+  for (const address of addresses) {
+    const c = classifyAddress(address);
+    if (!c.isPublic) return { address, range: c.range, embedded: c.embedded };
+  }
+  return undefined;
 }
 
 type LookupCallback = (err: Error | null, address: string | dns.LookupAddress[], family?: number) => void;
 
+/** dns.lookup with `all: true`: the resolver the policy checks the answers of. */
+export type LookupAll = (
+  host: string,
+  options: dns.LookupAllOptions,
+  cb: (err: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => void,
+) => void;
+
+const systemLookup: LookupAll = (host, options, cb) => dns.lookup(host, options, cb);
+
 export class OutboundHttp {
   private readonly agent: Agent;
+  private readonly log: Logger;
+  private readonly lookup: LookupAll;
 
-  constructor(private readonly policy: OutboundPolicy) {
+  /** `lookup` replaces the system resolver (tests answer with the address under test). */
+  constructor(
+    private readonly policy: OutboundPolicy,
+    deps: { log?: Logger; lookup?: LookupAll } = {},
+  ) {
+    const log = (this.log = deps.log ?? silentLogger);
+    const lookup = (this.lookup = deps.lookup ?? systemLookup);
     const guardedLookup = (host: string, options: dns.LookupOptions, cb: LookupCallback) => {
-      dns.lookup(host, { ...options, all: true }, (err, addresses) => {
+      lookup(host, { ...options, all: true }, (err, addresses) => {
+        if (err && !policy.allowPrivate) {
+          log.info({ host, err: err.code ?? err.message }, 'outbound connection refused: host does not resolve');
+          return cb(refusal(), []);
+        }
         if (err) return cb(err, []);
         if (!policy.allowPrivate) {
-          const bad = addresses.find((a) => isNonPublicAddress(a.address));
-          if (bad) return cb(refusal(host, bad.address), []);
+          const bad = firstNonPublic(addresses.map((a) => a.address));
+          if (bad) {
+            log.warn({ host, ...bad }, 'outbound connection refused: not a public address');
+            return cb(refusal(), []);
+          }
         }
         if (options.all) return cb(null, addresses);
         const first = addresses[0]!;
@@ -62,13 +99,21 @@ export class OutboundHttp {
     if (net.isIP(host)) addresses = [host];
     else {
       try {
-        addresses = (await dns.promises.lookup(host, { all: true })).map((a) => a.address);
+        addresses = (await this.lookupAll(host)).map((a) => a.address);
       } catch (e) {
-        throw new AppError('URL_NOT_ALLOWED', `${what}: host ${host} does not resolve (${(e as { code?: string }).code ?? 'error'})`);
+        this.log.info({ what, host, err: (e as { code?: string }).code ?? String(e) }, 'URL refused: host does not resolve');
+        throw new AppError('URL_NOT_ALLOWED', `${what}: ${NOT_PUBLIC}`);
       }
     }
-    const bad = addresses.find(isNonPublicAddress);
-    if (bad) throw new AppError('URL_NOT_ALLOWED', `${what}: ${refusal(host, bad).message}`);
+    const bad = firstNonPublic(addresses);
+    if (bad) {
+      this.log.warn({ what, host, ...bad }, 'URL refused: not a public address');
+      throw new AppError('URL_NOT_ALLOWED', `${what}: ${NOT_PUBLIC}`);
+    }
+  }
+
+  private lookupAll(host: string): Promise<dns.LookupAddress[]> {
+    return new Promise((resolve, reject) => this.lookup(host, { all: true }, (err, addresses) => (err ? reject(err) : resolve(addresses))));
   }
 
   /** fetch() through the guarded agent. Never follows redirects itself. */
@@ -76,7 +121,11 @@ export class OutboundHttp {
     const u = new URL(url);
     const host = u.hostname.replace(/^\[|\]$/g, '');
     // A literal IP needs no lookup, so the guarded lookup never sees it: check it here.
-    if (!this.policy.allowPrivate && net.isIP(host) && isNonPublicAddress(host)) throw refusal(host, host);
+    const bad = !this.policy.allowPrivate && net.isIP(host) ? firstNonPublic([host]) : undefined;
+    if (bad) {
+      this.log.warn({ host, ...bad }, 'outbound request refused: not a public address');
+      throw refusal();
+    }
     return fetch(u, { ...init, redirect: 'manual', dispatcher: this.agent });
   }
 
@@ -89,10 +138,4 @@ export class OutboundHttp {
 export function isPolicyRefusal(e: unknown): e is Error {
   const err = e as { code?: string; cause?: { code?: string } };
   return err?.code === NOT_ALLOWED || err?.cause?.code === NOT_ALLOWED;
-}
-
-/** The refusal's message, from the error or its cause. */
-export function refusalMessage(e: unknown): string {
-  const err = e as { code?: string; message?: string; cause?: { message?: string } };
-  return err.code === NOT_ALLOWED ? err.message ?? '' : err.cause?.message ?? '';
 }

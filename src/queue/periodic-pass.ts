@@ -1,8 +1,9 @@
 // A pass that runs on a timer and on demand, never two at once in one process. A call made while
 // a pass is in flight joins it and makes it go round once more (what the caller wanted done may
 // have been added after the pass read its schedule). The background jobs of every process use
-// it: the enqueue outbox, the webhook outbox and the retention sweep.
-import type { Logger } from '../domain/logger.ts';
+// it: the enqueue outbox, the webhook outbox, the retention sweep and the lost-task sweep.
+import { failureReporter, type Logger } from '../domain/logger.ts';
+import { isRedisUnavailable } from '../store/redis.ts';
 
 export class PeriodicPass {
   private timer: NodeJS.Timeout | undefined;
@@ -33,7 +34,20 @@ export class PeriodicPass {
   }
 
   start(intervalMs: number): void {
-    this.timer = setInterval(() => void this.run().catch((e: Error) => this.log.warn({ err: e.message }, `${this.name} failed`)), intervalMs);
+    // A failing pass is logged when it starts failing (then once a minute) and when it works
+    // again, not on every pass; a pass failing because Redis is down is not logged at all (the
+    // connection logs losing and regaining Redis once, see store/redis.ts).
+    const outcome = failureReporter(this.log, this.name);
+    this.timer = setInterval(
+      () =>
+        void this.run().then(
+          () => outcome.succeeded(),
+          (e: unknown) => {
+            if (!isRedisUnavailable(e)) outcome.failed(e);
+          },
+        ),
+      intervalMs,
+    );
     this.timer.unref();
   }
 

@@ -2,7 +2,7 @@
 // store outputs -> succeed. Checks for cancel before the pipeline; a cancel that lands later makes
 // the final succeed conflict, and the stored outputs are removed. Fails the record itself when the
 // error is permanent or this is the last attempt; otherwise rethrows so BullMQ retries.
-import { AppError, isFinalFailure, toAppError } from '../errors/codes.ts';
+import { AppError, causeText, isFinalFailure, taskErrorText, toAppError } from '../errors/codes.ts';
 import { formatStageLogs, type StageTimings } from '../domain/task.ts';
 import type { Logger } from '../domain/logger.ts';
 import type { Registry } from '../models/registry.ts';
@@ -126,9 +126,9 @@ export async function processTask(
     if (handedBack()) return 'handed-back';
     const err = toAppError(e);
     const final = isFinalFailure(err, attempt);
-    log.warn({ taskId, code: err.code, err: err.message, attempt: attempt.number, final }, 'task attempt failed');
+    log.warn({ taskId, code: err.code, err: err.message, cause: causeText(err), attempt: attempt.number, final }, 'task attempt failed');
     if (!final) throw err;
-    await tasks.fail(taskId, `${err.code}: ${err.message}`, formatStageLogs(stages, notes), userId);
+    await tasks.fail(taskId, taskErrorText(err), formatStageLogs(stages, notes), userId);
     deps.onEnded?.();
     return 'failed';
   }

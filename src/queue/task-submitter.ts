@@ -9,7 +9,8 @@ import { PeriodicPass } from './periodic-pass.ts';
 import type { TaskQueue } from './task-queue.ts';
 
 /** Entries younger than this belong to a submit still in flight. */
-const GRACE_MS = 5_000;
+export const ENQUEUE_GRACE_MS = 5_000;
+const GRACE_MS = ENQUEUE_GRACE_MS;
 const LEASE_MS = 30_000;
 
 export class TaskSubmitter {

@@ -7,9 +7,9 @@ import os from 'node:os';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { failureReporter, type Logger } from '../domain/logger.ts';
 import { isAppError } from '../errors/codes.ts';
-import { connectRedis, type RedisClient } from '../store/redis.ts';
+import { connectRedis, isRedisUnavailable, type RedisClient } from '../store/redis.ts';
 import type { WorkerRegistry } from '../store/workers.ts';
-import { QueueName, type TaskJobData } from './task-queue.ts';
+import { onQueueError, QueueName, type TaskJobData } from './task-queue.ts';
 import { processTask, type ProcessorDeps } from './task-processor.ts';
 
 export interface TaskWorkerSettings {
@@ -55,7 +55,7 @@ export class TaskWorker {
   async start(): Promise<void> {
     const providers = await this.deps.pool.ready();
     const s = this.settings;
-    this.connection = connectRedis(s.redisUrl, { forQueue: true, name: `worker:${this.id}` });
+    this.connection = connectRedis(s.redisUrl, { forQueue: true, name: `worker:${this.id}`, log: this.log });
     this.worker = new Worker<TaskJobData>(QueueName.Tasks, (job, token) => this.process(job, token), {
       connection: this.connection,
       prefix: s.prefix,
@@ -75,14 +75,15 @@ export class TaskWorker {
         .then(() => this.deps.onEnded?.())
         .catch((e: Error) => this.log.error({ err: e.message, taskId: job.data.taskId }, 'could not record task failure'));
     });
-    this.worker.on('error', (e) => this.log.error({ err: e.message }, 'worker error'));
+    onQueueError(this.worker, this.log, 'worker');
     void this.worker.run();
     await this.worker.waitUntilReady();
     const beats = failureReporter(this.log, 'worker heartbeat');
     const beat = () =>
       this.deps.workers.beat(this.id, 3 * 5_000).then(
         () => beats.succeeded(),
-        (e: unknown) => beats.failed(e),
+        // An outage is logged by the connection, once.
+        (e: unknown) => (isRedisUnavailable(e) ? undefined : beats.failed(e)),
       );
     await beat();
     this.heartbeat = setInterval(beat, 5_000);

@@ -17,7 +17,7 @@ import { Schedule } from '../store/schedules.ts';
 import type { TaskStore } from '../store/task-store.ts';
 import type { OutboundHttp } from './outbound-http.ts';
 import { PeriodicPass } from './periodic-pass.ts';
-import { QueueName } from './task-queue.ts';
+import { onQueueError, QueueName } from './task-queue.ts';
 
 export interface WebhookJobData {
   eventId: string;
@@ -48,8 +48,10 @@ export class WebhookDispatcher {
     private readonly deps: { outbox: Schedule; tasks: TaskStore; publicBaseUrl: string; log: Logger },
     private readonly settings: WebhookSettings,
   ) {
-    this.connection = connectRedis(settings.redisUrl, { forQueue: true, name: 'webhook-dispatcher' });
+    // A producer: fails fast while Redis is down (the outbox keeps the event for the next pass).
+    this.connection = connectRedis(settings.redisUrl, { name: 'webhook-dispatcher', log: deps.log });
     this.queue = new Queue<WebhookJobData>(QueueName.Webhooks, { connection: this.connection, prefix: settings.prefix });
+    onQueueError(this.queue, deps.log, 'webhook queue');
     this.loop = new PeriodicPass('webhook outbox flush', (now) => this.pass(now), deps.log);
   }
 
@@ -104,7 +106,7 @@ export class WebhookWorker {
     private readonly deps: { accounts: Pick<Accounts, 'webhookSecret'>; http: OutboundHttp; log: Logger },
     private readonly settings: WebhookSettings,
   ) {
-    this.connection = connectRedis(settings.redisUrl, { forQueue: true, name: 'webhook-worker' });
+    this.connection = connectRedis(settings.redisUrl, { forQueue: true, name: 'webhook-worker', log: deps.log });
   }
 
   async start(): Promise<void> {
@@ -127,7 +129,7 @@ export class WebhookWorker {
     this.worker.on('failed', (job, err) => {
       if (job && job.finishedOn) this.deps.log.warn({ eventId: job.data.eventId, attempts: job.attemptsMade, err: err.message }, 'webhook delivery gave up');
     });
-    this.worker.on('error', (e) => this.deps.log.error({ err: e.message }, 'webhook worker error'));
+    onQueueError(this.worker, this.deps.log, 'webhook worker');
     await this.worker.waitUntilReady();
   }
 

@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 
 const KEY = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_.-]+)*$/;
 
@@ -24,6 +25,11 @@ export interface BlobInfo {
 
 export interface BlobStore {
   put(key: string, data: Uint8Array): Promise<void>;
+  /**
+   * Writes a blob from a stream as it arrives (uploads), so it is never held whole in memory. A
+   * failed or aborted write may leave a partial blob: the caller removes its prefix.
+   */
+  putStream(key: string, data: Readable | AsyncIterable<Uint8Array>): Promise<void>;
   open(key: string): Promise<BlobInfo | null>;
   /** Removes every blob under a prefix folder ("tasks/<id>"). */
   removePrefix(prefix: string): Promise<void>;
@@ -45,6 +51,12 @@ export class LocalBlobStore implements BlobStore {
     const file = this.file(key);
     await fs.promises.mkdir(path.dirname(file), { recursive: true });
     await fs.promises.writeFile(file, data);
+  }
+
+  async putStream(key: string, data: Readable | AsyncIterable<Uint8Array>): Promise<void> {
+    const file = this.file(key);
+    await fs.promises.mkdir(path.dirname(file), { recursive: true });
+    await pipeline(data, fs.createWriteStream(file));
   }
 
   async open(key: string): Promise<BlobInfo | null> {

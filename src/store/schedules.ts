@@ -41,6 +41,10 @@ export class Schedule {
     await this.redis.zrem(this.key, member);
   }
 
+  async has(member: string): Promise<boolean> {
+    return (await this.redis.zscore(this.key, member)) !== null;
+  }
+
   async size(): Promise<number> {
     return this.redis.zcard(this.key);
   }

@@ -12,8 +12,8 @@ const CREATE_TASK = lua('create-task');
 const TRANSITION = lua('transition');
 
 type Scripted = RedisClient & {
-  createTask(k1: string, k2: string, k3: string, k4: string, k5: string, k6: string, ...argv: (string | number)[]): Promise<[number, number]>;
-  transitionTask(k1: string, k2: string, k3: string, k4: string, k5: string, ...argv: (string | number)[]): Promise<string[]>;
+  createTask(k1: string, k2: string, k3: string, k4: string, k5: string, k6: string, k7: string, ...argv: (string | number)[]): Promise<[number, number]>;
+  transitionTask(k1: string, k2: string, k3: string, k4: string, k5: string, k6: string, ...argv: (string | number)[]): Promise<string[]>;
 };
 
 export interface NewTask {
@@ -62,8 +62,8 @@ export class TaskStore {
     private readonly keys: Keyspace,
     private readonly settings: TaskStoreSettings,
   ) {
-    redis.defineCommand('createTask', { numberOfKeys: 6, lua: CREATE_TASK });
-    redis.defineCommand('transitionTask', { numberOfKeys: 5, lua: TRANSITION });
+    redis.defineCommand('createTask', { numberOfKeys: 7, lua: CREATE_TASK });
+    redis.defineCommand('transitionTask', { numberOfKeys: 6, lua: TRANSITION });
     this.redis = redis as Scripted;
   }
 
@@ -87,6 +87,7 @@ export class TaskStore {
       this.keys.ledger(t.userId),
       this.keys.enqueueOutbox(),
       t.job ? this.keys.job(t.job.jobId) : this.keys.job('-'),
+      this.keys.activeTasks(),
       t.taskId,
       t.cost,
       this.settings.recordTtlMs,
@@ -122,6 +123,7 @@ export class TaskStore {
       this.keys.ledger(uid),
       this.keys.retention(),
       this.keys.webhookOutbox(),
+      this.keys.activeTasks(),
       to,
       allowedFrom(to).join(','),
       isTerminal(to) ? '1' : '0',
@@ -154,7 +156,7 @@ export class TaskStore {
     );
   }
 
-  /** processing -> failed, refunding the task's cost. */
+  /** starting | processing -> failed, refunding the task's cost (once, whoever fails it). */
   fail(taskId: string, error: string, logs?: string, userId?: number): Promise<TransitionResult> {
     return this.transition(taskId, 'failed', true, ['error', error, ...(logs ? ['logs', logs] : [])], userId);
   }

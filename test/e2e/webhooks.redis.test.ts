@@ -345,11 +345,15 @@ describe('outbound URL policy at create time', () => {
   afterAll(() => strict?.close());
 
   it.each([
-    ['webhook_url on loopback', { webhook_url: 'http://127.0.0.1:9999/hook' }, /webhook_url: 127\.0\.0\.1 resolves to 127\.0\.0\.1, a non-public address/],
-    ['webhook_url on the metadata address', { webhook_url: 'http://169.254.169.254/latest' }, /webhook_url: .*169\.254\.169\.254/],
-    ['webhook_url named localhost', { webhook_url: 'http://localhost:8080/x' }, /webhook_url: localhost resolves to/],
-    ['webhook_url on private IPv6', { webhook_url: 'http://[fd00::1]/x' }, /webhook_url: fd00::1/],
-    ['input on a private network', { input: { image: 'http://10.0.0.5/a.png' } }, /input\.image: 10\.0\.0\.5/],
+    // The message says what was refused, never what the name resolved to.
+    ['webhook_url on loopback', { webhook_url: 'http://127.0.0.1:9999/hook' }, "webhook_url: the URL's host is not a public address"],
+    ['webhook_url on the metadata address', { webhook_url: 'http://169.254.169.254/latest' }, "webhook_url: the URL's host is not a public address"],
+    ['webhook_url on the metadata address, IPv4-mapped', { webhook_url: 'http://[::ffff:a9fe:a9fe]/latest' }, "webhook_url: the URL's host is not a public address"],
+    ['webhook_url on loopback, 6to4', { webhook_url: 'http://[2002:7f00:1::]/x' }, "webhook_url: the URL's host is not a public address"],
+    ['webhook_url named localhost', { webhook_url: 'http://localhost:8080/x' }, "webhook_url: the URL's host is not a public address"],
+    ['webhook_url on private IPv6', { webhook_url: 'http://[fd00::1]/x' }, "webhook_url: the URL's host is not a public address"],
+    ['input on a private network', { input: { image: 'http://10.0.0.5/a.png' } }, "input.image: the URL's host is not a public address"],
+    ['input on loopback, IPv4-mapped', { input: { image: 'http://[::ffff:127.0.0.1]/a.png' } }, "input.image: the URL's host is not a public address"],
   ])('refuses %s with 422 url_not_allowed, charging nothing', async (_n, body, message) => {
     const u = await strict.user(5);
     const r = await strict.call('POST', '/api/tasks/v1/create', {
@@ -358,7 +362,7 @@ describe('outbound URL policy at create time', () => {
     });
     expect(r.status).toBe(422);
     expect(r.json.result.error).toBe('url_not_allowed');
-    expect(r.json.message.en).toMatch(message);
+    expect(r.json.message.en).toBe(message);
     expect(await strict.services.accounts.balance(u.userId)).toBe(5);
   });
 

@@ -35,6 +35,7 @@ const OWNERS: Record<string, string> = {
   ioredis: 'store/redis.ts',
   pino: 'main/logger.ts',
   undici: 'queue/outbound-http.ts',
+  'ipaddr.js': 'domain/addresses.ts',
 };
 
 describe('architecture', () => {

@@ -2,7 +2,7 @@
 // crossing the inference-thread boundary as JSON; a timed-out run once.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AppError, isFinalFailure, isProgramError, toAppError } from '../../src/errors/codes.ts';
+import { AppError, causeText, isFinalFailure, isProgramError, taskErrorText, toAppError } from '../../src/errors/codes.ts';
 
 /** What the pool sees of an error thrown in an inference thread. */
 const acrossThreads = (e: unknown) => AppError.fromJSON(structuredClone(toAppError(e).toJSON()));
@@ -62,5 +62,25 @@ describe('inference timeouts', () => {
     // an earlier attempt that failed otherwise does not count
     expect(isFinalFailure(timeout(), { number: 2, max: 3, inferenceTimeouts: 0 })).toBe(false);
     expect(isFinalFailure(timeout(), { number: 1, max: 1 })).toBe(true);
+  });
+});
+
+describe('what a failed task records, and what only the log sees', () => {
+  it('keeps the low-level text as the cause, also across the thread boundary', () => {
+    const libvips = new Error('pngload_buffer: libpng read error\nvips2png: unable to write to target');
+    const e = new AppError('IMAGE_DECODE_FAILED', 'image could not be decoded (corrupt or truncated data)', undefined, { cause: libvips });
+    const back = AppError.fromJSON(structuredClone(e.toJSON()));
+    expect(back.message).toBe('image could not be decoded (corrupt or truncated data)');
+    expect(causeText(back)).toBe(libvips.message);
+    expect(taskErrorText(back)).toBe('IMAGE_DECODE_FAILED: image could not be decoded (corrupt or truncated data)');
+  });
+
+  it('records unknown errors in the catalog words, keeping a defect name', () => {
+    const internal = acrossThreads(new Error("ENOENT: no such file or directory, open '/srv/blobs/x'"));
+    expect(taskErrorText(internal)).toBe('INTERNAL: internal error');
+    expect(causeText(internal)).toMatch(/ENOENT/);
+    const defect = acrossThreads(thrown(() => (undefined as unknown as { x: number }).x));
+    expect(taskErrorText(defect)).toBe('PROGRAM_ERROR: internal error (TypeError)');
+    expect(taskErrorText(new AppError('NO_FACE_FOUND', 'no face found in image 2'))).toBe('NO_FACE_FOUND: no face found in image 2');
   });
 });

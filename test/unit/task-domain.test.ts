@@ -6,7 +6,7 @@ describe('task statuses', () => {
   it('allows exactly the documented transitions', () => {
     expect(allowedFrom('processing').sort()).toEqual(['processing', 'starting']);
     expect(allowedFrom('succeeded')).toEqual(['processing']);
-    expect(allowedFrom('failed')).toEqual(['processing']);
+    expect(allowedFrom('failed').sort()).toEqual(['processing', 'starting']);
     expect(allowedFrom('canceled').sort()).toEqual(['processing', 'starting']);
     expect(allowedFrom('starting')).toEqual([]);
   });

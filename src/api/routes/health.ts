@@ -3,17 +3,29 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../app.ts';
 
+/**
+ * Bound on the readiness check's Redis round trips. A load balancer's probe has a timeout of its
+ * own (often 1-5 s): past it the answer is useless, so an unreachable Redis answers 503 within this
+ * bound, whatever state the connection is in (refused at once, or open and answering nothing).
+ */
+const READY_CHECK_MS = 1_000;
+
 export function registerHealthRoutes(app: FastifyInstance, deps: AppDeps): void {
   app.get('/health/live', async () => ({ status: 'live' }));
 
   app.get('/health/ready', async (_req, reply) => {
     let redis = false;
     let workers = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('redis did not answer in time')), READY_CHECK_MS);
+    });
     try {
-      redis = await deps.workers.ping();
-      workers = await deps.workers.live();
+      [redis, workers] = await Promise.race([Promise.all([deps.workers.ping(), deps.workers.live()]), late]);
     } catch {
       redis = false;
+    } finally {
+      clearTimeout(timer);
     }
     const ready = redis && (!deps.readyRequiresWorker || workers > 0);
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', redis: redis ? 'ok' : 'down', workers });

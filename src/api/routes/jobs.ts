@@ -2,11 +2,13 @@
 // {code, result, message: {en}} envelope and the spec's numeric codes. Each job becomes a task on
 // the registry's default version of its pipeline, so the worker path, timings, refunds and
 // retention are the task API's. Every answer is HTTP 200 with the outcome in `code` (what the
-// spec's clients read), except 300101, a server fault, which is HTTP 500.
+// spec's clients read), except 300101, a server fault, which is HTTP 500 (503 with Retry-After
+// when Redis is unreachable).
 import { randomBytes, randomUUID } from 'node:crypto';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, JobCode, toAppError, toJobError } from '../../errors/codes.ts';
+import { AppError, JobCode, jobHttpStatus, retryAfterS, toAppError, toJobError } from '../../errors/codes.ts';
+import { asStoreUnavailable } from '../../store/redis.ts';
 import type { z } from 'zod';
 import { CREDITS_PER_PICTURE, JOB_PIPELINE, PROMPT_MAX_LENGTH, parseBooleanText, type JobKind } from '../../domain/job.ts';
 import { HairstyleJobFields } from '../../pipelines/hairstyle/spec.ts';
@@ -18,12 +20,25 @@ import { jobFields } from '../../store/job-store.ts';
 import type { TaskRecord } from '../../domain/task.ts';
 import { storedInputRef, taskInputKey, taskPrefix } from '../../domain/blob-keys.ts';
 import { authenticate } from '../auth.ts';
-import { readMultipart, type UploadedFile } from '../multipart.ts';
+import { discardUnreadBody, maxMultipartBytes, readMultipart, type FilePart, type MultipartLimits } from '../multipart.ts';
+import { UploadBudget } from '../upload-budget.ts';
+import type { BlobStore } from '../../store/blob-store.ts';
 import type { AppDeps } from '../app.ts';
 
 const JOB_ID = /^[0-9a-f]{32}$/;
 const EXT: Record<string, string> = { jpeg: 'jpg', png: 'png', webp: 'webp' };
 const params = (why: string) => new AppError('JOB_PARAMS_INVALID', why);
+/** Bytes a file's type is told by (the longest signature, WebP's, is 12). */
+const SNIFF_BYTES = 12;
+/**
+ * Bytes kept from the start of each upload to read its pixel size from (the rest goes to the
+ * store only). PNG's size is in its first 33 bytes and a JPEG's frame header follows its EXIF and
+ * ICC segments, within this for nearly every photo; for the others (and WebP, whose reader wants
+ * the whole file) the stored file is read back once.
+ */
+const HEADER_BYTES = 256 * 1024;
+/** How long a refused upload's remaining body is read and discarded before its connection is closed. */
+const DISCARD_MAX_MS = 10_000;
 
 interface JobSpec {
   kind: JobKind;
@@ -34,6 +49,8 @@ interface JobSpec {
   fields: z.ZodType<Record<string, unknown>>;
   /** Output pictures a job with these parameters makes (credits are per picture). */
   pictures(params: Record<string, unknown>): number;
+  /** Whether the fields choose how many pictures (and so the cost); else it is always one. */
+  picturesVary: boolean;
   /** Code of a finished job (each API follows its own table). */
   doneCode: number;
   doneText: string;
@@ -49,15 +66,22 @@ const TEXT_VALUES: Record<string, (s: string) => unknown> = {
   clothes_type: (s) => s.trim().toLowerCase(),
 };
 
-/** Validates a job's text fields with its pipeline's input rules; the first problem is the 400301 message. */
+/**
+ * Validates a job's text fields with its pipeline's input rules; the first problem is the 400301
+ * message. A field the API does not know is refused, naming it (as the task API refuses unknown
+ * JSON fields): a misspelt optional field would otherwise be charged for and silently ignored.
+ */
 function parseFields(spec: JobSpec, fields: Map<string, string>): Record<string, unknown> {
+  const known = Object.keys((spec.fields as unknown as { shape: Record<string, unknown> }).shape);
+  for (const k of fields.keys()) {
+    if (Object.hasOwn(spec.fileFields, k)) throw params(`${k}: must be a file, not a text field`);
+    if (!known.includes(k)) throw params(`unknown field "${k}" (the fields are ${[...Object.keys(spec.fileFields), ...known].join(', ')})`);
+  }
   const raw: Record<string, unknown> = {};
   for (const [k, v] of fields) {
     if (v.trim() === '' && k !== 'prompt') continue;
     raw[k] = TEXT_VALUES[k]?.(v) ?? v;
   }
-  const known = new Set(Object.keys((spec.fields as unknown as { shape: Record<string, unknown> }).shape));
-  for (const k of Object.keys(raw)) if (!known.has(k)) delete raw[k];
   const parsed = spec.fields.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -72,6 +96,7 @@ const HAIRSTYLE: JobSpec = {
   fileFields: { image_files: { min: 1, max: 4 } },
   fields: HairstyleJobFields as unknown as z.ZodType<Record<string, unknown>>,
   pictures: (p) => p.num_outputs as number,
+  picturesVary: true,
   doneCode: JobCode.GENERATED,
   doneText: 'Image generated successfully',
 };
@@ -82,76 +107,159 @@ const TRYON: JobSpec = {
   fileFields: { clothes_image: { min: 1, max: 1 }, custom_model: { min: 1, max: 1 } },
   fields: TryonJobFields as unknown as z.ZodType<Record<string, unknown>>,
   pictures: () => 1,
+  picturesVary: false,
   doneCode: JobCode.SUCCESS,
   doneText: 'Request success',
 };
 
-function envelope(reply: FastifyReply, code: number, result: unknown, en: string) {
-  return reply.status(code === JobCode.SYSTEM_ERROR ? 500 : 200).send({ code, result, message: { en } });
+function envelope(reply: FastifyReply, code: number, result: unknown, en: string, error?: AppError) {
+  return reply.status(jobHttpStatus(code, error)).send({ code, result, message: { en } });
 }
 
-/** Checks each file: a JPEG, PNG or WebP by its bytes, and within the pixel cap. */
-async function checkImages(files: UploadedFile[], maxPixels: number): Promise<Array<UploadedFile & { ext: string }>> {
-  const out: Array<UploadedFile & { ext: string }> = [];
-  const index = new Map<string, number>();
-  for (const f of files) {
-    const n = (index.get(f.field) ?? 0) + 1;
-    index.set(f.field, n);
-    const what = `${f.field}: file ${n}${f.filename ? ` (${f.filename.slice(0, 60)})` : ''}`;
-    const type = sniffImageType(f.bytes);
-    if (!type) throw params(`${what} is not a JPEG, PNG or WebP image`);
-    const size = await readImageSize(f.bytes);
-    if (!size) throw params(`${what} could not be read as an image`);
-    if (size.width * size.height > maxPixels) {
-      throw params(`${what} is ${size.width}x${size.height} pixels, above the limit of ${maxPixels} pixels`);
-    }
-    out.push({ ...f, ext: EXT[type]! });
+/** An uploaded file, checked and written to the blob store under its final name. */
+interface StoredUpload {
+  field: string;
+  name: string;
+}
+
+/**
+ * Writes one uploaded file to the blob store as it arrives, checking it on the way: a JPEG, PNG or
+ * WebP by its first bytes (which also name it: "<position>-<field>.<ext>", the position counted in
+ * the spec's field order), not over the size cap, within the pixel cap by its header. Only the
+ * first HEADER_BYTES stay in memory.
+ */
+async function storeUpload(spec: JobSpec, f: FilePart, taskId: string, blobs: BlobStore, maxPixels: number): Promise<StoredUpload> {
+  const what = `${f.field}: file ${f.n}${f.filename ? ` (${f.filename.slice(0, 60)})` : ''}`;
+  const chunks: AsyncIterator<Buffer> = f.stream[Symbol.asyncIterator]();
+  let head: Buffer = Buffer.alloc(0);
+  while (head.length < SNIFF_BYTES) {
+    const r = await chunks.next();
+    if (r.done) break;
+    head = head.length === 0 ? r.value : Buffer.concat([head, r.value]);
   }
-  return out;
+  const type = sniffImageType(head);
+  if (!type) {
+    // Read to its end first: a file over the size cap says so, whatever it starts with.
+    for (let r = await chunks.next(); !r.done; r = await chunks.next());
+    throw f.tooLarge() ?? params(head.length === 0 ? `${what} is empty (0 bytes)` : `${what} is not a JPEG, PNG or WebP image`);
+  }
+  const offset = Object.entries(spec.fileFields).findIndex(([field]) => field === f.field);
+  const position = Object.values(spec.fileFields).slice(0, offset).reduce((a, v) => a + v.max, 0) + f.n;
+  const name = `${position}-${f.field}.${EXT[type]}`;
+  const key = taskInputKey(taskId, name);
+  const header: Buffer[] = [];
+  let headerBytes = 0;
+  let size = 0;
+  async function* tee(): AsyncGenerator<Buffer> {
+    for (let chunk: Buffer | undefined = head; chunk; ) {
+      size += chunk.length;
+      if (headerBytes < HEADER_BYTES) {
+        header.push(chunk.subarray(0, HEADER_BYTES - headerBytes));
+        headerBytes += Math.min(chunk.length, HEADER_BYTES - headerBytes);
+      }
+      yield chunk;
+      const r = await chunks.next();
+      chunk = r.done ? undefined : r.value;
+    }
+  }
+  await blobs.putStream(key, tee());
+  const big = f.tooLarge();
+  if (big) throw big;
+  let dims = await readImageSize(Buffer.concat(header));
+  if (!dims && size > headerBytes) dims = await readImageSize(await readBlob(blobs, key));
+  if (!dims) throw params(`${what} could not be read as an image`);
+  if (dims.width * dims.height > maxPixels) {
+    throw params(`${what} is ${dims.width}x${dims.height} pixels, above the limit of ${maxPixels} pixels`);
+  }
+  return { field: f.field, name };
+}
+
+/** A stored blob's bytes (an upload whose header lies beyond HEADER_BYTES; at most the file cap). */
+async function readBlob(blobs: BlobStore, key: string): Promise<Buffer> {
+  const blob = await blobs.open(key);
+  if (!blob) return Buffer.alloc(0);
+  const parts: Buffer[] = [];
+  for await (const chunk of blob.stream()) parts.push(chunk as Buffer);
+  return Buffer.concat(parts);
+}
+
+/** "24 hours", "90 minutes", "30 seconds": how long files are kept, in the unit that reads best. */
+export function retentionText(ms: number): string {
+  const unit = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  if (ms >= 3_600_000 && (ms % 3_600_000 === 0 || ms >= 10 * 3_600_000)) return unit(Math.round(ms / 3_600_000), 'hour');
+  if (ms >= 60_000) return unit(Math.round(ms / 60_000), 'minute');
+  if (ms >= 1_000) return unit(Math.round(ms / 1_000), 'second');
+  return 'less than a second';
 }
 
 export function registerJobRoutes(app: FastifyInstance, deps: AppDeps): void {
   const fileUrl = (job: JobRecord, kind: 'inputs' | 'outputs', name: string) =>
     `${deps.publicBaseUrl}/files/jobs/${job.jobId}/${job.fileToken}/${kind}/${name}`;
+  const budget = new UploadBudget(deps.jobs.uploadInflightMaxBytes);
+  const limitsOf = (spec: JobSpec): MultipartLimits => ({
+    fileFields: Object.fromEntries(Object.entries(spec.fileFields).map(([k, v]) => [k, v.max])),
+    maxFileBytes: deps.jobs.fileMaxBytes,
+    maxFieldBytes: 4 * PROMPT_MAX_LENGTH,
+  });
+  const discardMaxBytes = Math.max(...[HAIRSTYLE, TRYON].map((spec) => maxMultipartBytes(limitsOf(spec))));
 
   app.register(async (scope) => {
     await scope.register(multipart);
+    // An answer given before the body was read to its end (a refusal before or part-way through an
+    // upload) must reach a client that is still sending: the rest is read and discarded, bounded.
+    scope.addHook('onSend', async (req, _reply, payload) => {
+      discardUnreadBody(req, discardMaxBytes, DISCARD_MAX_MS);
+      return payload;
+    });
     scope.setErrorHandler((err: unknown, req: FastifyRequest, reply: FastifyReply) => {
-      const e = toAppError(err);
-      if (!e.code.startsWith('JOB_') && e.code !== 'AUTH_MISSING' && e.code !== 'AUTH_INVALID' && e.code !== 'INSUFFICIENT_CREDITS') {
+      const e = asStoreUnavailable(err) ?? toAppError(err);
+      if (!e.code.startsWith('JOB_') && e.code !== 'AUTH_MISSING' && e.code !== 'AUTH_INVALID' && e.code !== 'INSUFFICIENT_CREDITS' && e.code !== 'STORE_UNAVAILABLE' && e.code !== 'UPLOADS_BUSY') {
         req.log.error({ err }, 'job request failed');
       }
       const j = toJobError(e);
-      return envelope(reply, j.code, {}, j.en);
+      const retryAfter = retryAfterS(e.code);
+      if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
+      return envelope(reply, j.code, {}, j.en, e);
     });
 
     for (const spec of [HAIRSTYLE, TRYON]) {
       scope.post(`/api/service/v1/${spec.path}/create-job`, async (req, reply) => {
         const userId = await authenticate(req, deps.accounts);
-        const maxima = Object.fromEntries(Object.entries(spec.fileFields).map(([k, v]) => [k, v.max]));
-        const body = await readMultipart(req, { fileFields: maxima, maxFileBytes: deps.jobs.fileMaxBytes, maxFieldBytes: 4 * PROMPT_MAX_LENGTH });
-        for (const [field, { min, max }] of Object.entries(spec.fileFields)) {
-          const n = body.files.filter((f) => f.field === field).length;
-          if (n < min) throw params(min === max ? `${field}: exactly ${min} file required` : `${field}: ${min} to ${max} files required`);
+        if (!req.isMultipart()) throw params('the body must be multipart/form-data');
+        // Before any of the body is read: a balance below the cheapest job of this API (one
+        // picture) cannot pay for this one whatever its fields say, so its files are not taken in.
+        // The exact cost is charged atomically with the job's creation below.
+        const minCost = CREDITS_PER_PICTURE[spec.kind];
+        const balance = await deps.accounts.balance(userId);
+        if (balance < minCost) {
+          const cost = spec.picturesVary ? `at least ${minCost} credits (${minCost} per picture)` : `${minCost} credits`;
+          throw new AppError('INSUFFICIENT_CREDITS', `this costs ${cost}; the balance is ${balance}`, { balance, cost: minCost });
         }
-        const jobParams = parseFields(spec, body.fields);
-        const parsed = { params: jobParams, pictures: spec.pictures(jobParams) };
-        // Stored in the order of the spec's fields: try-on lists the garment, then the model.
-        const ordered = Object.keys(spec.fileFields).flatMap((field) => body.files.filter((f) => f.field === field));
-        const images = await checkImages(ordered, deps.maxPixels);
+        const limits = limitsOf(spec);
+        const maxBody = maxMultipartBytes(limits);
+        const declared = Number(req.headers['content-length']);
+        const release = budget.tryAcquire(Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, maxBody) : maxBody);
+        if (!release) throw new AppError('UPLOADS_BUSY');
 
-        const version = deps.jobs.versions[spec.kind];
-        const jobId = randomUUID().replace(/-/g, '');
         const taskId = randomUUID().replace(/-/g, '');
-        const names = images.map((img, i) => `${i + 1}-${img.field}.${img.ext}`);
-        const keys = names.map((n) => taskInputKey(taskId, n));
-        await Promise.all(images.map((img, i) => deps.blobs.put(keys[i]!, img.bytes)));
-        const fileInput: Record<string, string | string[]> = {};
-        for (const [field, { max }] of Object.entries(spec.fileFields)) {
-          const refs = names.filter((_, i) => images[i]!.field === field).map((n) => storedInputRef(taskId, n));
-          fileInput[field] = max > 1 ? refs : refs[0]!;
-        }
         try {
+          const body = await readMultipart(req, limits, (f) => storeUpload(spec, f, taskId, deps.blobs, deps.maxPixels));
+          const jobParams = parseFields(spec, body.fields);
+          for (const [field, { min, max }] of Object.entries(spec.fileFields)) {
+            const n = body.files.filter((f) => f.field === field).length;
+            if (n < min) throw params(min === max ? `${field}: exactly ${min} file required` : `${field}: ${min} to ${max} files required`);
+          }
+          const parsed = { params: jobParams, pictures: spec.pictures(jobParams) };
+          // Listed in the order of the spec's fields: try-on lists the garment, then the model.
+          const ordered = Object.keys(spec.fileFields).flatMap((field) => body.files.filter((f) => f.field === field));
+          const names = ordered.map((f) => f.name);
+          const version = deps.jobs.versions[spec.kind];
+          const jobId = randomUUID().replace(/-/g, '');
+          const fileInput: Record<string, string | string[]> = {};
+          for (const [field, { max }] of Object.entries(spec.fileFields)) {
+            const refs = ordered.filter((f) => f.field === field).map((f) => storedInputRef(taskId, f.name));
+            fileInput[field] = max > 1 ? refs : refs[0]!;
+          }
           await deps.submitter.submit({
             taskId,
             userId,
@@ -164,11 +272,14 @@ export function registerJobRoutes(app: FastifyInstance, deps: AppDeps): void {
             chargeReason: `job:${spec.kind}`,
             job: { jobId, fields: jobFields({ jobId, userId, kind: spec.kind, taskId, params: parsed.params, inputs: names, fileToken: randomBytes(16).toString('hex') }) },
           });
+          return envelope(reply, JobCode.SUCCESS, { job_id: jobId }, 'Request success');
         } catch (e) {
+          // Refused (or failed) before the job existed: nothing of it stays stored.
           await deps.blobs.removePrefix(taskPrefix(taskId));
           throw e;
+        } finally {
+          release();
         }
-        return envelope(reply, JobCode.SUCCESS, { job_id: jobId }, 'Request success');
       });
 
       scope.get<{ Params: { job_id: string } }>(`/api/service/v1/${spec.path}/get-job/:job_id`, async (req, reply) => {
@@ -199,8 +310,7 @@ function jobResult(
       return { code: JobCode.IN_PROGRESS, en: 'Image generation in progress', result: base };
     case 'succeeded': {
       if (expired) {
-        const hours = Math.round(retentionMs / 3_600_000);
-        const why = `the generated images were deleted ${hours} hours after the job ended`;
+        const why = `the generated images were deleted ${retentionText(retentionMs)} after the job ended`;
         return { code: spec.doneCode, en: `${spec.doneText}; ${why}`, result: { ...base, message: why } };
       }
       // The pictures a pipeline makes for a job are its result-N files (masks and JSON stay internal).

@@ -11,8 +11,8 @@ import { ok } from '../envelope.ts';
 import type { AppDeps } from '../app.ts';
 
 const CreateBody = z.strictObject({
-  version: z.string({ error: 'required, a 64-character version ID' }),
-  input: z.record(z.string(), z.unknown(), { error: 'required, a JSON object' }),
+  version: z.string({ error: (i) => (i.input === undefined ? 'required, a 64-character version ID' : `must be a string, a 64-character version ID (got ${jsonKind(i.input)})`) }),
+  input: z.record(z.string(), z.unknown(), { error: (i) => (i.input === undefined ? 'required, a JSON object' : `must be a JSON object (got ${jsonKind(i.input)})`) }),
   webhook_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
 });
 
@@ -41,6 +41,22 @@ export function describeIssues(issues: z.core.$ZodIssue[], prefix?: string): str
     .join('; ');
 }
 
+/** What a body that is not a JSON object is, for the message. */
+function jsonKind(v: unknown): string {
+  if (v === undefined) return 'no body';
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return `a ${typeof v}`;
+}
+
+/** Why a version text is not a version id, in the VERSION_INVALID message. */
+function versionProblem(v: string): string {
+  if (v.length !== 64) return `version must be a 64-character lowercase hex ID (got ${v.length} characters)`;
+  if (/^[0-9a-fA-F]+$/.test(v)) return 'version must be lowercase hex (it has uppercase letters)';
+  const i = v.search(/[^0-9a-f]/);
+  return `version must be hex: character ${i + 1} is ${JSON.stringify(v[i])} (a version is a 64-character lowercase hex ID)`;
+}
+
 export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps): void {
   const { tasks, accounts, registry, queue } = deps;
   const view = (r: TaskRecord) => toTaskView(r, (key) => `${deps.publicBaseUrl}/files/${key}`);
@@ -54,11 +70,14 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps): void {
 
   app.post('/api/tasks/v1/create', async (req) => {
     const userId = await authenticate(req, accounts);
-    const body = CreateBody.safeParse(req.body ?? undefined);
+    if (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body)) {
+      throw new AppError('BODY_INVALID', `invalid request body: the body must be a JSON object (got ${jsonKind(req.body)})`);
+    }
+    const body = CreateBody.safeParse(req.body);
     if (!body.success) throw new AppError('BODY_INVALID', `invalid request body: ${describeIssues(body.error.issues)}`);
     const { version: versionText, input, webhook_url } = body.data;
     const vid = VersionIdSchema.safeParse(versionText);
-    if (!vid.success) throw new AppError('VERSION_INVALID', `version must be a 64-character lowercase hex ID (got ${versionText.length} characters)`);
+    if (!vid.success) throw new AppError('VERSION_INVALID', versionProblem(versionText));
     const version = registry.get(vid.data);
     if (!version) throw new AppError('VERSION_NOT_FOUND', `model version ${vid.data} not found`);
     const spec = PIPELINE_SPECS[version.manifest.pipeline];

@@ -3,7 +3,8 @@
 -- entry is moved into BullMQ right after, or by a sweep if that process died), and a refused
 -- charge leaves nothing behind.
 -- KEYS[1] task hash, KEYS[2] credits balance, KEYS[3] user's task index (zset), KEYS[4] ledger list,
--- KEYS[5] enqueue outbox (zset), KEYS[6] job hash (written only when ARGV[6] > 0)
+-- KEYS[5] enqueue outbox (zset), KEYS[6] job hash (written only when ARGV[6] > 0),
+-- KEYS[7] active-task index (zset, for the lost-task sweep)
 -- ARGV[1] task id, ARGV[2] cost, ARGV[3] record lifetime ms, ARGV[4] ledger reason,
 -- ARGV[5] number of task field/value pairs (N), ARGV[6] number of job field/value pairs (M),
 -- ARGV[7 .. 6+2N] task pairs, then ARGV[7+2N ..] job pairs
@@ -25,6 +26,7 @@ redis.call('ZADD', KEYS[3], ms, ARGV[1])
 -- The index never outlives the records it points to by much.
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ms - tonumber(ARGV[3]) - 86400000)
 redis.call('ZADD', KEYS[5], ms, ARGV[1])
+redis.call('ZADD', KEYS[7], ms, ARGV[1])
 if m > 0 then
   redis.call('HSET', KEYS[6], 'created_ms', ms, unpack(ARGV, 7 + 2 * n, 6 + 2 * n + 2 * m))
   -- A job record lives as long as its task's record can (plus its retention).

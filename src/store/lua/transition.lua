@@ -3,7 +3,8 @@
 -- retention sweep, sets the record's expiry, and (succeeded/failed with a webhook_url) puts the
 -- event in the webhook outbox, so no crash can lose a delivery or a deletion.
 -- KEYS[1] task hash, KEYS[2] credits balance, KEYS[3] ledger list,
--- KEYS[4] retention schedule (zset), KEYS[5] webhook outbox (zset)
+-- KEYS[4] retention schedule (zset), KEYS[5] webhook outbox (zset),
+-- KEYS[6] active-task index (zset): a claim (re)schedules the task's lost-task check, an end drops it
 -- ARGV[1] new status, ARGV[2] allowed current statuses, comma-separated
 -- ARGV[3] '1' when the new status is terminal
 -- ARGV[4] '1' to refund the task's cost (once)
@@ -21,6 +22,7 @@ redis.call('HSET', KEYS[1], 'status', ARGV[1])
 if ARGV[1] == 'processing' then
   redis.call('HINCRBY', KEYS[1], 'attempts', 1)
   redis.call('HSET', KEYS[1], 'started_ms', ms)
+  redis.call('ZADD', KEYS[6], ms, id)
 end
 if ARGV[4] == '1' and redis.call('HSETNX', KEYS[1], 'refunded', '1') == 1 then
   local cost = tonumber(redis.call('HGET', KEYS[1], 'cost') or '0')
@@ -37,6 +39,7 @@ if ARGV[3] == '1' then
   local keep = tonumber(redis.call('HGET', KEYS[1], 'retention_ms') or '3600000')
   redis.call('ZADD', KEYS[4], ms + keep, 'task:' .. id)
   redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[5]))
+  redis.call('ZREM', KEYS[6], id)
   local hook = redis.call('HGET', KEYS[1], 'webhook_url')
   if hook and hook ~= '' and (ARGV[1] == 'succeeded' or ARGV[1] == 'failed') then
     redis.call('ZADD', KEYS[5], ms, id)
