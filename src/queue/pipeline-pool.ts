@@ -16,6 +16,7 @@ import { configureSharp, ensureSharpLoadedInMainThread } from '../imaging/image.
 import type { VersionId } from '../domain/version-id.ts';
 import type { ExecutionProvider } from '../models/onnx.ts';
 import type { BatcherStats } from '../models/batcher.ts';
+import type { SessionCacheStats } from '../models/sessions.ts';
 import type { PipelineFiles, PipelineResult } from '../pipelines/types.ts';
 
 export interface ThreadInit {
@@ -53,7 +54,7 @@ export type ThreadRequest = { type: 'run'; id: number; version: VersionId; input
 export type ThreadControl = { type: 'retire' };
 
 export type ThreadResponse =
-  | { type: 'done'; id: number; result: PipelineResult; batch: BatcherStats }
+  | { type: 'done'; id: number; result: PipelineResult; batch: BatcherStats; memory: SessionCacheStats }
   | { type: 'error'; id: number; error: SerializedAppError }
   | { type: 'ready'; providers: ExecutionProvider[] }
   | { type: 'ready-error'; error: SerializedAppError }
@@ -83,6 +84,8 @@ interface Slot {
   ready: boolean;
   /** The thread's batched model calls and runs so far (from its last answer). */
   batch: BatcherStats;
+  /** The thread's graph loads, evictions and loaded bytes (from its last answer). */
+  memory: SessionCacheStats;
 }
 
 interface Readiness {
@@ -131,7 +134,7 @@ export class PipelinePool {
 
   private spawn(): Slot {
     const worker = IS_TS ? new Worker(BOOT_TS, { eval: true, workerData: this.init }) : new Worker(THREAD_URL, { workerData: this.init });
-    const slot: Slot = { worker, busy: new Map(), ready: false, batch: { inferences: 0, executions: 0 } };
+    const slot: Slot = { worker, busy: new Map(), ready: false, batch: { inferences: 0, executions: 0 }, memory: { loads: 0, evictions: 0, bytes: 0, graphs: 0 } };
     const readiness = {} as Readiness;
     readiness.promise = new Promise((resolve, reject) => Object.assign(readiness, { resolve, reject }));
     readiness.promise.catch(() => {});
@@ -144,7 +147,7 @@ export class PipelinePool {
         return readiness.resolve(msg.providers);
       }
       if (msg.type === 'ready-error') return readiness.reject(AppError.fromJSON(msg.error));
-      if (msg.type === 'done') slot.batch = msg.batch;
+      if (msg.type === 'done') (slot.batch = msg.batch), (slot.memory = msg.memory);
       const p = slot.busy.get(msg.id);
       if (!p) return;
       slot.busy.delete(msg.id);
@@ -267,6 +270,16 @@ export class PipelinePool {
   batchStats(): BatcherStats {
     const total: BatcherStats = { inferences: 0, executions: 0 };
     for (const s of this.slots) (total.inferences += s.batch.inferences), (total.executions += s.batch.executions);
+    return total;
+  }
+
+  /**
+   * Graph loads and evictions (MODEL_MEMORY_MB) and the bytes of graphs loaded now, over the
+   * current threads, as of their last answers.
+   */
+  modelStats(): SessionCacheStats {
+    const total: SessionCacheStats = { loads: 0, evictions: 0, bytes: 0, graphs: 0 };
+    for (const s of this.slots) for (const k of ['loads', 'evictions', 'bytes', 'graphs'] as const) total[k] += s.memory[k];
     return total;
   }
 

@@ -59,7 +59,7 @@ async function handle(msg: ThreadRequest): Promise<ThreadResponse> {
   const { result, notes } = await sessions.run(() =>
     runner.run({ params: v.manifest.params, session: (g) => sessions.get(v.id, g), maxPixels: init.maxPixels }, msg.input, msg.files),
   );
-  return { type: 'done', id: msg.id, result: notes.length ? { ...result, notes: [...result.notes, ...notes] } : result, batch: sessions.batchStats() };
+  return { type: 'done', id: msg.id, result: notes.length ? { ...result, notes: [...result.notes, ...notes] } : result, batch: sessions.batchStats(), memory: sessions.stats() };
 }
 
 /** Runs in progress here (several when the pool gives this thread more than one at a time). */

@@ -40,6 +40,7 @@ for (let round = 0; round < 2; round++) {
     peak = Math.max(peak, process.memoryUsage().rss);
   }
 }
-console.log(JSON.stringify({ budgetMb, runs, failures, reloads, rssMb: Math.round(process.memoryUsage().rss / 2 ** 20), peakMb: Math.round(peak / 2 ** 20) }));
+const model = pool.modelStats();
+console.log(JSON.stringify({ budgetMb, runs, failures, reloads, model, rssMb: Math.round(process.memoryUsage().rss / 2 ** 20), peakMb: Math.round(peak / 2 ** 20) }));
 await pool.close();
 process.exit(0);

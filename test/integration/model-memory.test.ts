@@ -11,6 +11,7 @@ interface Probe {
   runs: number;
   failures: string[];
   reloads: string[];
+  model: { loads: number; evictions: number; bytes: number; graphs: number };
   rssMb: number;
   peakMb: number;
 }
@@ -32,5 +33,11 @@ describe('model memory budget', () => {
     expect(bounded.reloads.length).toBeGreaterThan(0);
     expect(bounded.reloads[0]).toMatch(/^model memory: [a-z0-9-]+\/[a-z_]+ loaded again \(evicted earlier to stay within MODEL_MEMORY_MB\)$/);
     expect(bounded.peakMb).toBeLessThan(0.9 * unbounded.peakMb);
+    // Counted: no eviction without a budget; with it, evictions, and what stays loaded fits 8 MB
+    // (one graph bigger than the budget may stay while it is the last one used).
+    expect(unbounded.model.evictions).toBe(0);
+    expect(bounded.model.evictions).toBeGreaterThan(0);
+    expect(bounded.model.loads).toBeGreaterThan(unbounded.model.loads);
+    expect(bounded.model.bytes).toBeLessThan(unbounded.model.bytes);
   }, 300_000);
 });
