@@ -13,6 +13,7 @@ import type { JobStore } from '../store/job-store.ts';
 import type { TaskQueue } from '../queue/task-queue.ts';
 import type { OutboundHttp } from '../queue/outbound-http.ts';
 import type { TaskSubmitter } from '../queue/task-submitter.ts';
+import type { Metrics } from '../domain/metrics.ts';
 import { errorEnvelope } from './envelope.ts';
 import { authenticate } from './auth.ts';
 import { registerTaskRoutes } from './routes/tasks.ts';
@@ -45,6 +46,8 @@ export interface AppDeps {
   };
   readyRequiresWorker: boolean;
   logLevel: string;
+  /** Served at GET /metrics (no auth, like /health: keep it off the public ingress); absent: no route. */
+  metrics?: Metrics;
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {

@@ -23,6 +23,19 @@ const EnvSchema = z.object({
   REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]+$/).default('iw'),
   /** Local state: blobs and the embedded Redis. @defaultValue ./.data */
   DATA_DIR: z.string().min(1).default('.data'),
+  /**
+   * Where task inputs and outputs are kept: `local` (DATA_DIR/blobs) or `s3` (S3_BUCKET; the
+   * credentials come from the standard AWS variables). @defaultValue local
+   */
+  BLOB_STORE: z.enum(['local', 's3']).default('local'),
+  /** Bucket of BLOB_STORE=s3 (required then). */
+  S3_BUCKET: z.string().min(1).optional(),
+  /** Endpoint of an S3-compatible server (MinIO, Ceph RGW, R2). @defaultValue AWS S3 */
+  S3_ENDPOINT: z.url().optional(),
+  /** Region of the bucket (R2: auto). @defaultValue us-east-1 */
+  S3_REGION: z.string().min(1).default('us-east-1'),
+  /** Path-style addressing (endpoint/bucket/key), which MinIO and Ceph RGW usually need. @defaultValue false */
+  S3_FORCE_PATH_STYLE: bool.default(false),
   /** Model manifests (versions/) and fetched graphs (cache/). @defaultValue ./models */
   MODELS_DIR: z.string().min(1).default('models'),
   /** onnxruntime execution provider: cpu, cuda or webgpu; falls back to cpu with a warning. @defaultValue cpu */
@@ -128,6 +141,11 @@ const EnvSchema = z.object({
   DEFAULT_CREDITS: int(0).default(100),
   /** /health/ready also waits for a live worker with its models loaded. @defaultValue true */
   READY_REQUIRES_WORKER: bool.default(true),
+  /**
+   * Port of a worker process's Prometheus endpoint (GET /metrics, on HOST); 0 = off. The API always
+   * serves /metrics on PORT (in `npm start`'s one process, that covers the worker too). @defaultValue 0
+   */
+  METRICS_PORT: int(0, 65535).default(0),
   /** Log level of pino (fastify) and the worker. @defaultValue info */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -152,6 +170,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env) {
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   const e = parsed.data;
+  if (e.BLOB_STORE === 's3' && !e.S3_BUCKET) throw new ConfigError('invalid configuration:\n  S3_BUCKET: required when BLOB_STORE=s3');
   const dataDir = path.resolve(e.DATA_DIR);
   const cores = Math.max(1, os.availableParallelism());
   return Object.freeze({
@@ -162,6 +181,8 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env) {
     redisPrefix: e.REDIS_PREFIX,
     dataDir,
     blobDir: path.join(dataDir, 'blobs'),
+    blobStore: e.BLOB_STORE,
+    s3: Object.freeze({ bucket: e.S3_BUCKET ?? '', endpoint: e.S3_ENDPOINT, region: e.S3_REGION, forcePathStyle: e.S3_FORCE_PATH_STYLE }),
     modelsDir: path.resolve(e.MODELS_DIR),
     executionProvider: e.EXECUTION_PROVIDER,
     workerConcurrency: e.WORKER_CONCURRENCY,
@@ -208,6 +229,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env) {
     }),
     defaultCredits: e.DEFAULT_CREDITS,
     readyRequiresWorker: e.READY_REQUIRES_WORKER,
+    metricsPort: e.METRICS_PORT,
     logLevel: e.LOG_LEVEL,
   });
 }

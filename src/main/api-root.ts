@@ -6,6 +6,8 @@ import { buildApp } from '../api/app.ts';
 import type { Services } from './services.ts';
 
 export function createApi(config: Config, s: Services) {
+  // Queue depth by state, read from Redis on each scrape of the API's /metrics.
+  s.metrics.watchQueue(s.queue);
   return buildApp({
     tasks: s.tasks,
     accounts: s.accounts,
@@ -26,6 +28,7 @@ export function createApi(config: Config, s: Services) {
       versions: s.jobVersions,
     },
     readyRequiresWorker: config.readyRequiresWorker,
+    metrics: s.metrics,
     logLevel: config.logLevel,
   });
 }

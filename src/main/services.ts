@@ -4,10 +4,13 @@
 import { loadRegistry, RegistryError, type ModelVersion, type Registry } from '../models/registry.ts';
 import { checkVersionsAgainstSpecs } from '../pipelines/specs.ts';
 import type { JobKind } from '../domain/job.ts';
+import type { VersionId } from '../domain/version-id.ts';
 import { ConfigError, type Config } from '../config/env.ts';
 import type { Logger } from '../domain/logger.ts';
+import { Metrics } from '../domain/metrics.ts';
 import { Accounts } from '../store/accounts.ts';
 import { LocalBlobStore, type BlobStore } from '../store/blob-store.ts';
+import { S3BlobStore } from '../store/s3-blob-store.ts';
 import { connectRedis, keyspace, type RedisClient } from '../store/redis.ts';
 import { TaskStore } from '../store/task-store.ts';
 import { WorkerRegistry } from '../store/workers.ts';
@@ -41,6 +44,8 @@ export interface Services {
   /** Fails (and refunds) tasks whose queue job failed or vanished without ending them (every process). */
   lostTasks: LostTaskSweeper;
   webhookSettings: WebhookSettings;
+  /** The process's Prometheus registry (served by the API's /metrics and a worker's METRICS_PORT). */
+  metrics: Metrics;
   /** Starts the background loops (outbox flush, retention sweep, lost-task sweep). */
   startBackground(): void;
   close(): Promise<void>;
@@ -78,11 +83,12 @@ export function createServices(config: Config, redisUrl: string, log: Logger): S
   // Registry and settings first: a bad manifest or version setting fails before any connection.
   const registry = loadCheckedRegistry(config.modelsDir);
   const jobVersions = resolveJobVersions(config, registry);
+  const metrics = new Metrics((id) => registry.get(id as VersionId)?.manifest.name);
   const redis = connectRedis(redisUrl, { name: 'stores', log });
   const keys = keyspace(config.redisPrefix);
   const queue = new TaskQueue({ redisUrl, prefix: config.redisPrefix, attempts: config.jobAttempts, log });
-  const tasks = new TaskStore(redis, keys, { retentionMs: config.retention.taskMs, recordTtlMs: config.retention.recordTtlMs });
-  const blobs = new LocalBlobStore(config.blobDir);
+  const tasks = new TaskStore(redis, keys, { retentionMs: config.retention.taskMs, recordTtlMs: config.retention.recordTtlMs }, metrics);
+  const blobs = config.blobStore === 's3' ? new S3BlobStore(config.s3) : new LocalBlobStore(config.blobDir);
   const http = new OutboundHttp({ allowPrivate: config.allowPrivateUrls }, { log });
   const webhookSettings: WebhookSettings = { redisUrl, prefix: config.redisPrefix, ...config.webhook };
   const dispatcher = new WebhookDispatcher(
@@ -119,6 +125,7 @@ export function createServices(config: Config, redisUrl: string, log: Logger): S
     sweeper,
     lostTasks,
     webhookSettings,
+    metrics,
     startBackground() {
       dispatcher.start(Math.min(1_000, config.retention.sweepIntervalMs));
       submitter.start(Math.min(1_000, config.retention.sweepIntervalMs));
@@ -133,6 +140,7 @@ export function createServices(config: Config, redisUrl: string, log: Logger): S
       await queue.close();
       await http.close();
       redis.disconnect();
+      if (blobs instanceof S3BlobStore) blobs.close();
     },
   };
 }

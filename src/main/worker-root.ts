@@ -8,6 +8,7 @@ import { PipelinePool } from '../queue/pipeline-pool.ts';
 import { TaskWorker } from '../queue/task-worker.ts';
 import { WebhookWorker } from '../queue/webhooks.ts';
 import type { Services } from './services.ts';
+import { startMetricsServer, type MetricsServer } from './metrics-server.ts';
 
 export interface WorkerParts {
   worker: TaskWorker;
@@ -48,6 +49,7 @@ export function createWorker(config: Config, s: Services, redisUrl: string, log:
       http: s.http,
       log,
       workers: s.workers,
+      metrics: s.metrics,
       onEnded: () => void s.dispatcher.flush().catch((e: Error) => log.warn({ err: e.message }, 'webhook outbox flush failed')),
     },
     {
@@ -62,18 +64,27 @@ export function createWorker(config: Config, s: Services, redisUrl: string, log:
       drainTimeoutMs: config.drainTimeoutMs,
     },
   );
-  const webhooks = new WebhookWorker({ accounts: s.accounts, http: s.http, log }, s.webhookSettings);
+  const webhooks = new WebhookWorker({ accounts: s.accounts, http: s.http, log, metrics: s.metrics }, s.webhookSettings);
+  const unwatchPool = s.metrics.watchPool(pool);
+  let metricsServer: MetricsServer | undefined;
   return {
     worker,
     pool,
     webhooks,
     async start() {
+      // METRICS_PORT (0: off) serves this process's registry; the all-in-one process's API also does.
+      if (config.metricsPort > 0) {
+        metricsServer = await startMetricsServer(s.metrics, config.metricsPort, config.host);
+        log.info({ port: metricsServer.port }, 'metrics listening');
+      }
       await webhooks.start();
       await worker.start();
     },
     async close() {
       await worker.close();
       await webhooks.close();
+      await metricsServer?.close();
+      unwatchPool();
       await pool.close();
     },
   };

@@ -51,7 +51,14 @@ export function definePipeline<I extends Record<string, unknown>, F extends stri
   return {
     spec: spec as unknown as PipelineSpec,
     async run(ctx, raw, files) {
-      const input = spec.input.parse(raw);
+      // Input written by another front (queue contract) reaches here unchecked by the API: a bad
+      // one is the caller's error, not a bug of the pipeline.
+      const parsed = spec.input.safeParse(raw);
+      if (!parsed.success) {
+        const why = parsed.error.issues.map((i) => `input.${i.path.join('.')}: ${i.message}`).join('; ');
+        throw new AppError('INPUT_INVALID', why);
+      }
+      const input = parsed.data;
       for (const field of spec.fileFields) {
         if (!files[field]?.length) throw new AppError('INPUT_INVALID', `input.${field}: file missing`);
       }

@@ -5,6 +5,7 @@
 import { AppError, causeText, isFinalFailure, taskErrorText, toAppError } from '../errors/codes.ts';
 import { formatStageLogs, type StageTimings } from '../domain/task.ts';
 import type { Logger } from '../domain/logger.ts';
+import type { Metrics } from '../domain/metrics.ts';
 import type { Registry } from '../models/registry.ts';
 import { PIPELINE_SPECS } from '../pipelines/specs.ts';
 import { stageTimer } from '../domain/stage-timer.ts';
@@ -23,6 +24,8 @@ export interface ProcessorDeps {
   limits: InputLimits;
   http: OutboundHttp;
   log: Logger;
+  /** Counts queue wait, stage times and tasks in flight. */
+  metrics?: Metrics;
   /** Called after the task reached a terminal status (e.g. to queue its webhook at once). */
   onEnded?: () => void;
 }
@@ -69,6 +72,9 @@ export async function processTask(
     log.info({ taskId, claim }, 'task not claimable; skipped');
     return 'skipped';
   }
+  const { metrics } = deps;
+  if (claim.previous === 'starting') metrics?.taskClaimed(claim.record.version, claim.atMs - claim.record.createdMs);
+  metrics?.attemptStarted();
   const timer = stageTimer();
   const stages: StageTimings = timer.stages;
   const timed = timer.time;
@@ -131,5 +137,8 @@ export async function processTask(
     await tasks.fail(taskId, taskErrorText(err), formatStageLogs(stages, notes), userId);
     deps.onEnded?.();
     return 'failed';
+  } finally {
+    metrics?.stagesRan(claim.record.version, stages);
+    metrics?.attemptEnded();
   }
 }

@@ -9,6 +9,7 @@
 // minAttempts attempts). Delayed retries live in Redis, so restarts lose none.
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Logger } from '../domain/logger.ts';
+import type { Metrics } from '../domain/metrics.ts';
 import { toTaskView } from '../domain/task.ts';
 import { nextRetryDelay, signWebhook, webhookEventId, type RetryPolicy } from '../domain/webhooks.ts';
 import type { Accounts } from '../store/accounts.ts';
@@ -103,7 +104,7 @@ export class WebhookWorker {
   private worker: Worker<WebhookJobData> | undefined;
 
   constructor(
-    private readonly deps: { accounts: Pick<Accounts, 'webhookSecret'>; http: OutboundHttp; log: Logger },
+    private readonly deps: { accounts: Pick<Accounts, 'webhookSecret'>; http: OutboundHttp; log: Logger; metrics?: Metrics },
     private readonly settings: WebhookSettings,
   ) {
     this.connection = connectRedis(settings.redisUrl, { forQueue: true, name: 'webhook-worker', log: deps.log });
@@ -127,6 +128,7 @@ export class WebhookWorker {
       },
     });
     this.worker.on('failed', (job, err) => {
+      if (job && job.finishedOn) this.deps.metrics?.webhookGaveUp();
       if (job && job.finishedOn) this.deps.log.warn({ eventId: job.data.eventId, attempts: job.attemptsMade, err: err.message }, 'webhook delivery gave up');
     });
     onQueueError(this.worker, this.deps.log, 'webhook worker');
@@ -137,21 +139,28 @@ export class WebhookWorker {
     const { eventId, userId, url, body } = job.data;
     const secret = await this.deps.accounts.webhookSecret(userId);
     const timestamp = Math.floor(Date.now() / 1000);
-    const res = await this.deps.http.fetch(url, {
-      method: 'POST',
-      body,
-      headers: {
-        'content-type': 'application/json',
-        'user-agent': USER_AGENT,
-        'webhook-id': eventId,
-        'webhook-timestamp': String(timestamp),
-        'webhook-signature': signWebhook(secret, eventId, timestamp, body),
-      },
-      signal: AbortSignal.timeout(this.settings.timeoutMs),
-    });
+    const res = await this.deps.http
+      .fetch(url, {
+        method: 'POST',
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': USER_AGENT,
+          'webhook-id': eventId,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': signWebhook(secret, eventId, timestamp, body),
+        },
+        signal: AbortSignal.timeout(this.settings.timeoutMs),
+      })
+      .catch((e: unknown) => {
+        this.deps.metrics?.webhookAttempt('error');
+        throw e;
+      });
     await res.body?.cancel().catch(() => {});
     // 2xx ends the cycle; 3xx is a failure (redirects are not followed), as are 4xx and 5xx.
-    if (res.status < 200 || res.status >= 300) throw new Error(`receiver answered HTTP ${res.status}`);
+    const delivered = res.status >= 200 && res.status < 300;
+    this.deps.metrics?.webhookAttempt(delivered ? 'delivered' : 'rejected');
+    if (!delivered) throw new Error(`receiver answered HTTP ${res.status}`);
   }
 
   async close(): Promise<void> {

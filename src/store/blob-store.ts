@@ -1,5 +1,5 @@
-// Blob storage for task inputs and outputs: a local folder by default. Keys are relative paths
-// ("tasks/<task_id>/preview.jpg"). Writes go straight to the file: a blob is only reachable once
+// Blob storage for task inputs and outputs: a local folder by default (an S3 bucket: s3-blob-store.ts).
+// Keys are relative paths ("tasks/<task_id>/preview.jpg"). Writes go straight to the file: a blob is only reachable once
 // the task record lists it, which happens after every write has finished.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -33,6 +33,11 @@ export interface BlobStore {
   open(key: string): Promise<BlobInfo | null>;
   /** Removes every blob under a prefix folder ("tasks/<id>"). */
   removePrefix(prefix: string): Promise<void>;
+}
+
+/** The content type a blob is served with, from its key's extension (every store uses the same map). */
+export function contentTypeOf(key: string): string {
+  return CONTENT_TYPES[path.extname(key).toLowerCase()] ?? 'application/octet-stream';
 }
 
 export function isValidBlobKey(key: string): boolean {
@@ -75,7 +80,7 @@ export class LocalBlobStore implements BlobStore {
     if (!st.isFile()) return null;
     return {
       size: st.size,
-      contentType: CONTENT_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream',
+      contentType: contentTypeOf(file),
       stream: () => fs.createReadStream(file),
     };
   }

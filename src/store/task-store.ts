@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import { AppError } from '../errors/codes.ts';
 import { allowedFrom, isTerminal, type TaskRecord, type TaskStatus } from '../domain/task.ts';
 import type { VersionId } from '../domain/version-id.ts';
+import type { Metrics } from '../domain/metrics.ts';
 import type { Keyspace, RedisClient } from './redis.ts';
 
 const lua = (name: string) => fs.readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
@@ -61,6 +62,8 @@ export class TaskStore {
     redis: RedisClient,
     private readonly keys: Keyspace,
     private readonly settings: TaskStoreSettings,
+    /** Counts charges, refunds and tasks ended (whichever process makes the change counts it). */
+    private readonly metrics?: Metrics,
   ) {
     redis.defineCommand('createTask', { numberOfKeys: 7, lua: CREATE_TASK });
     redis.defineCommand('transitionTask', { numberOfKeys: 6, lua: TRANSITION });
@@ -101,6 +104,7 @@ export class TaskStore {
       throw new AppError('INSUFFICIENT_CREDITS', `this costs ${t.cost} credits; the balance is ${balance}`, { balance, cost: t.cost });
     }
     if (code === -2) throw new AppError('INTERNAL', `task id collision: ${t.taskId}`);
+    this.metrics?.taskCharged(t.version, t.cost);
     return { createdMs: code, balance };
   }
 
@@ -134,7 +138,13 @@ export class TaskStore {
     if (r[0] === 'ok') {
       const h: Record<string, string> = {};
       for (let i = 3; i + 1 < r.length; i += 2) h[r[i]!] = r[i + 1]!;
-      return { result: 'ok', previous: r[1] as TaskStatus, atMs: Number(r[2]), record: parseRecord(taskId, h)! };
+      const record = parseRecord(taskId, h)!;
+      if (isTerminal(to)) {
+        // Terminal states never change, so this transition is the one end (and the one refund).
+        this.metrics?.taskEnded(record);
+        if (refund) this.metrics?.taskRefunded(record.version, record.cost);
+      }
+      return { result: 'ok', previous: r[1] as TaskStatus, atMs: Number(r[2]), record };
     }
     if (r[0] === 'conflict') return { result: 'conflict', current: r[1] as TaskStatus };
     return { result: 'missing' };

@@ -36,6 +36,8 @@ const OWNERS: Record<string, string> = {
   pino: 'main/logger.ts',
   undici: 'queue/outbound-http.ts',
   'ipaddr.js': 'domain/addresses.ts',
+  '@aws-sdk/client-s3': 'store/s3-blob-store.ts',
+  'prom-client': 'domain/metrics.ts',
 };
 
 describe('architecture', () => {

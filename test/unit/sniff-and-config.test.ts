@@ -46,6 +46,13 @@ describe('config', () => {
     expect(() => parseConfig({ PORT: 'eighty', EXECUTION_PROVIDER: 'tpu' })).toThrow(/PORT:.*\n\s+EXECUTION_PROVIDER:/s);
   });
 
+  it('BLOB_STORE=s3 needs S3_BUCKET; local by default', () => {
+    expect(parseConfig({}).blobStore).toBe('local');
+    expect(() => parseConfig({ BLOB_STORE: 's3' })).toThrow(/S3_BUCKET: required/);
+    const c = parseConfig({ BLOB_STORE: 's3', S3_BUCKET: 'b', S3_ENDPOINT: 'http://127.0.0.1:9000', S3_FORCE_PATH_STYLE: 'true' });
+    expect(c.s3).toEqual({ bucket: 'b', endpoint: 'http://127.0.0.1:9000', region: 'us-east-1', forcePathStyle: true });
+  });
+
   it('treats empty strings as unset', () => {
     expect(parseConfig({ REDIS_URL: '', PORT: '' }).port).toBe(8080);
   });

@@ -1,5 +1,5 @@
 // Liveness (the process answers) and readiness (Redis answers and, unless disabled, at least one
-// worker is alive with its models loaded).
+// worker is alive with its models loaded); and the Prometheus scrape, /metrics.
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../app.ts';
 
@@ -12,6 +12,12 @@ const READY_CHECK_MS = 1_000;
 
 export function registerHealthRoutes(app: FastifyInstance, deps: AppDeps): void {
   app.get('/health/live', async () => ({ status: 'live' }));
+
+  const metrics = deps.metrics;
+  if (metrics) {
+    // Prometheus text: this process's registry (in the all-in-one process, the worker's too).
+    app.get('/metrics', { logLevel: 'warn' }, async (_req, reply) => reply.type(metrics.contentType).send(await metrics.scrape()));
+  }
 
   app.get('/health/ready', async (_req, reply) => {
     let redis = false;
