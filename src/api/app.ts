@@ -1,7 +1,7 @@
 // buildApp(): the HTTP surface. Routes for the task API, owner-only output files and health.
 // Every error leaves through one handler that turns catalog errors into the response envelope.
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { AppError, isAppError, jobHttpStatus, retryAfterS, toJobError } from '../errors/codes.ts';
+import { AppError, isAppError } from '../errors/codes.ts';
 import { asStoreUnavailable } from '../store/redis.ts';
 import type { ModelVersion, Registry } from '../models/registry.ts';
 import type { JobKind } from '../domain/job.ts';
@@ -14,12 +14,12 @@ import type { TaskQueue } from '../queue/task-queue.ts';
 import type { OutboundHttp } from '../queue/outbound-http.ts';
 import type { TaskSubmitter } from '../queue/task-submitter.ts';
 import type { Metrics } from '../domain/metrics.ts';
-import { errorEnvelope } from './envelope.ts';
+import { errorEnvelope, setRetryAfter } from './envelope.ts';
 import { authenticate } from './auth.ts';
 import { registerTaskRoutes } from './routes/tasks.ts';
 import { registerFileRoutes } from './routes/files.ts';
 import { registerHealthRoutes } from './routes/health.ts';
-import { registerJobRoutes } from './routes/jobs.ts';
+import { registerJobRoutes, sendJobError } from './routes/jobs.ts';
 
 export interface AppDeps {
   tasks: TaskStore;
@@ -85,9 +85,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const e = toHttpError(err);
     // An outage is logged once per state change by the connection (store/redis.ts), not per request.
     if (e.status >= 500 && e.code !== 'STORE_UNAVAILABLE') req.log.error({ err }, 'request failed');
-    const retryAfter = retryAfterS(e.code);
-    if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
-    return reply.status(e.status).send(errorEnvelope(e));
+    return sendError(reply, e);
   });
   app.setNotFoundHandler((req, reply) =>
     reply.status(404).send(errorEnvelope(new AppError('ROUTE_NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`))),
@@ -146,11 +144,13 @@ async function answerUnroutable(req: FastifyRequest, reply: FastifyReply, deps: 
   } catch (err) {
     e = toHttpError(err);
   }
-  const retryAfter = retryAfterS(e.code);
-  if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
-  if (!jobApi) return void reply.status(e.status).send(errorEnvelope(e));
-  const j = toJobError(e);
-  reply.status(jobHttpStatus(j.code, e)).send({ code: j.code, result: {}, message: { en: j.en } });
+  void (jobApi ? sendJobError(reply, e) : sendError(reply, e));
+}
+
+/** An error answer in the task API's envelope, with Retry-After where its code carries one. */
+function sendError(reply: FastifyReply, e: AppError): FastifyReply {
+  setRetryAfter(reply, e);
+  return reply.status(e.status).send(errorEnvelope(e));
 }
 
 /** Fastify's own errors (bad JSON, body too large, wrong content type) mapped onto the catalog. */

@@ -42,21 +42,11 @@ export class Metrics {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     this.tasksEnded = new Counter({ name: 'iw_tasks_ended_total', help: 'Tasks that reached a final status', labelNames: ['version', 'status'], registers });
-    this.taskDuration = new Histogram({
-      name: 'iw_task_duration_seconds',
-      help: 'Creation to final status of a task',
-      labelNames: ['version', 'status'],
-      buckets: SECONDS,
-      registers,
-    });
-    this.queueWait = new Histogram({ name: 'iw_task_queue_wait_seconds', help: 'Creation to first claim by a worker', labelNames: ['version'], buckets: SECONDS, registers });
-    this.stageDuration = new Histogram({
-      name: 'iw_stage_duration_seconds',
-      help: 'Time of one stage of a task attempt (download, decode, inference, store ...)',
-      labelNames: ['version', 'stage'],
-      buckets: SECONDS,
-      registers,
-    });
+    const seconds = <L extends string>(name: string, help: string, labelNames: L[]) =>
+      new Histogram<L>({ name, help, labelNames, buckets: SECONDS, registers });
+    this.taskDuration = seconds('iw_task_duration_seconds', 'Creation to final status of a task', ['version', 'status']);
+    this.queueWait = seconds('iw_task_queue_wait_seconds', 'Creation to first claim by a worker', ['version']);
+    this.stageDuration = seconds('iw_stage_duration_seconds', 'Time of one stage of a task attempt (download, decode, inference, store ...)', ['version', 'stage']);
     this.inFlight = new Gauge({ name: 'iw_tasks_in_flight', help: 'Tasks this worker process is running now', registers });
     this.charged = new Counter({ name: 'iw_credits_charged_total', help: 'Credits charged at task creation', labelNames: ['version'], registers });
     this.refunded = new Counter({ name: 'iw_credits_refunded_total', help: 'Credits refunded (failed or canceled tasks)', labelNames: ['version'], registers });

@@ -10,7 +10,6 @@ import type { Logger } from '../domain/logger.ts';
 import { Metrics } from '../domain/metrics.ts';
 import { Accounts } from '../store/accounts.ts';
 import { LocalBlobStore, type BlobStore } from '../store/blob-store.ts';
-import { S3BlobStore } from '../store/s3-blob-store.ts';
 import { connectRedis, keyspace, type RedisClient } from '../store/redis.ts';
 import { TaskStore } from '../store/task-store.ts';
 import { WorkerRegistry } from '../store/workers.ts';
@@ -79,16 +78,33 @@ export function resolveJobVersions(config: Config, registry: Registry): Readonly
   return { hairstyle: one('HAIRSTYLE_VERSION', 'hairstyle', config.jobs.hairstyleVersion), tryon: one('TRYON_VERSION', 'tryon', config.jobs.tryonVersion) };
 }
 
+/**
+ * The configured blob store. The S3 one (and with it @aws-sdk) is loaded only when BLOB_STORE=s3,
+ * on a dynamic import: each call waits for it (a failed load fails every call, naming why).
+ */
+function createBlobStore(config: Config): BlobStore & { close?(): void } {
+  if (config.blobStore !== 's3') return new LocalBlobStore(config.blobDir);
+  const s3 = import('../store/s3-blob-store.ts').then(({ S3BlobStore }) => new S3BlobStore(config.s3));
+  s3.catch(() => undefined); // surfaced by the calls that use it
+  return {
+    put: async (key, data) => (await s3).put(key, data),
+    putStream: async (key, data) => (await s3).putStream(key, data),
+    open: async (key) => (await s3).open(key),
+    removePrefix: async (prefix) => (await s3).removePrefix(prefix),
+    close: () => void s3.then((store) => store.close(), () => undefined),
+  };
+}
+
 export function createServices(config: Config, redisUrl: string, log: Logger): Services {
   // Registry and settings first: a bad manifest or version setting fails before any connection.
   const registry = loadCheckedRegistry(config.modelsDir);
   const jobVersions = resolveJobVersions(config, registry);
+  const blobs = createBlobStore(config);
   const metrics = new Metrics((id) => registry.get(id as VersionId)?.manifest.name);
   const redis = connectRedis(redisUrl, { name: 'stores', log });
   const keys = keyspace(config.redisPrefix);
   const queue = new TaskQueue({ redisUrl, prefix: config.redisPrefix, attempts: config.jobAttempts, log });
   const tasks = new TaskStore(redis, keys, { retentionMs: config.retention.taskMs, recordTtlMs: config.retention.recordTtlMs }, metrics);
-  const blobs = config.blobStore === 's3' ? new S3BlobStore(config.s3) : new LocalBlobStore(config.blobDir);
   const http = new OutboundHttp({ allowPrivate: config.allowPrivateUrls }, { log });
   const webhookSettings: WebhookSettings = { redisUrl, prefix: config.redisPrefix, ...config.webhook };
   const dispatcher = new WebhookDispatcher(
@@ -140,7 +156,7 @@ export function createServices(config: Config, redisUrl: string, log: Logger): S
       await queue.close();
       await http.close();
       redis.disconnect();
-      if (blobs instanceof S3BlobStore) blobs.close();
+      blobs.close?.();
     },
   };
 }

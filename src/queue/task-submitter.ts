@@ -10,7 +10,6 @@ import type { TaskQueue } from './task-queue.ts';
 
 /** Entries younger than this belong to a submit still in flight. */
 export const ENQUEUE_GRACE_MS = 5_000;
-const GRACE_MS = ENQUEUE_GRACE_MS;
 const LEASE_MS = 30_000;
 
 export class TaskSubmitter {
@@ -40,7 +39,7 @@ export class TaskSubmitter {
   }
 
   private pass(now: number): Promise<number> {
-    return this.deps.outbox.drainDue(now - GRACE_MS, LEASE_MS, 100, async (taskId) => {
+    return this.deps.outbox.drainDue(now - ENQUEUE_GRACE_MS, LEASE_MS, 100, async (taskId) => {
       const r = await this.deps.tasks.get(taskId);
       if (r?.status !== 'starting') return false;
       await this.deps.queue.enqueue(taskId, r.userId);

@@ -128,8 +128,9 @@ export class WebhookWorker {
       },
     });
     this.worker.on('failed', (job, err) => {
-      if (job && job.finishedOn) this.deps.metrics?.webhookGaveUp();
-      if (job && job.finishedOn) this.deps.log.warn({ eventId: job.data.eventId, attempts: job.attemptsMade, err: err.message }, 'webhook delivery gave up');
+      if (!job?.finishedOn) return;
+      this.deps.metrics?.webhookGaveUp();
+      this.deps.log.warn({ eventId: job.data.eventId, attempts: job.attemptsMade, err: err.message }, 'webhook delivery gave up');
     });
     onQueueError(this.worker, this.deps.log, 'webhook worker');
     await this.worker.waitUntilReady();

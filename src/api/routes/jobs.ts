@@ -7,7 +7,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, JobCode, jobHttpStatus, retryAfterS, toAppError, toJobError } from '../../errors/codes.ts';
+import { AppError, JobCode, jobHttpStatus, toAppError, toJobError } from '../../errors/codes.ts';
 import { asStoreUnavailable } from '../../store/redis.ts';
 import type { z } from 'zod';
 import { CREDITS_PER_PICTURE, JOB_PIPELINE, PROMPT_MAX_LENGTH, parseBooleanText, type JobKind } from '../../domain/job.ts';
@@ -20,6 +20,7 @@ import { jobFields } from '../../store/job-store.ts';
 import type { TaskRecord } from '../../domain/task.ts';
 import { storedInputRef, taskInputKey, taskPrefix } from '../../domain/blob-keys.ts';
 import { authenticate } from '../auth.ts';
+import { setRetryAfter } from '../envelope.ts';
 import { discardUnreadBody, maxMultipartBytes, readMultipart, type FilePart, type MultipartLimits } from '../multipart.ts';
 import { UploadBudget } from '../upload-budget.ts';
 import type { BlobStore } from '../../store/blob-store.ts';
@@ -114,6 +115,13 @@ const TRYON: JobSpec = {
 
 function envelope(reply: FastifyReply, code: number, result: unknown, en: string, error?: AppError) {
   return reply.status(jobHttpStatus(code, error)).send({ code, result, message: { en } });
+}
+
+/** An error answer in the job APIs' envelope, with Retry-After where its code carries one. */
+export function sendJobError(reply: FastifyReply, e: AppError): FastifyReply {
+  setRetryAfter(reply, e);
+  const j = toJobError(e);
+  return envelope(reply, j.code, {}, j.en, e);
 }
 
 /** An uploaded file, checked and written to the blob store under its final name. */
@@ -216,10 +224,7 @@ export function registerJobRoutes(app: FastifyInstance, deps: AppDeps): void {
       if (!e.code.startsWith('JOB_') && e.code !== 'AUTH_MISSING' && e.code !== 'AUTH_INVALID' && e.code !== 'INSUFFICIENT_CREDITS' && e.code !== 'STORE_UNAVAILABLE' && e.code !== 'UPLOADS_BUSY') {
         req.log.error({ err }, 'job request failed');
       }
-      const j = toJobError(e);
-      const retryAfter = retryAfterS(e.code);
-      if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
-      return envelope(reply, j.code, {}, j.en, e);
+      return sendJobError(reply, e);
     });
 
     for (const spec of [HAIRSTYLE, TRYON]) {
