@@ -62,7 +62,8 @@ export class SessionCache {
   private activeRuns = 0;
   /** The notes of the run a `get` belongs to (runs may overlap in a thread that runs several). */
   private readonly runNotes = new AsyncLocalStorage<string[]>();
-  private readonly batchers = new Map<string, Promise<DynamicBatcher>>();
+  /** Per batched graph: its batcher while it is built, the batcher itself once built (read by batchStats). */
+  private readonly batchers = new Map<string, Promise<DynamicBatcher> | DynamicBatcher>();
   private loads = 0;
   private evictions = 0;
 
@@ -81,35 +82,39 @@ export class SessionCache {
   /** The batcher of a version's batched graph, built once from its imported batch sizes. */
   private batcher(version: VersionId, p: BatchingParams): Promise<DynamicBatcher> {
     const key = `${version}:${p.graph}`;
-    let b = this.batchers.get(key);
-    if (!b) {
-      const v = this.version(version);
-      const sizes = [1, ...Object.keys(v.manifest.graphs).flatMap((g) => (g.startsWith(`${p.graph}_b`) ? [Number(g.slice(p.graph.length + 2))] : []))].filter((n) => Number.isInteger(n) && n > 0);
-      const names = sizes.map((n) => (n === 1 ? p.graph : `${p.graph}_b${n}`));
-      // The batcher holds these sessions for as long as it lives: keep them out of eviction.
-      for (const g of names) this.pinned.add(this.locate(version, g).key);
-      b = Promise.all(names.map((g) => this.graph(version, g))).then(async (sessions) => {
-        // One run of every batch size on zeros, at load: a provider's first run at a shape does its
-        // set-up (cuDNN's algorithm search on CUDA took seconds), which must not land on a task.
-        const source = v.manifest.graphs[p.graph]?.source;
-        const shapes = source?.type === 'npm-tfjs' ? source.input_shapes : undefined;
-        if (shapes) {
-          await Promise.all(
-            sessions.map((session, i) =>
-              session.run(Object.fromEntries(Object.entries(shapes).map(([name, dims]) => {
-                const d = [sizes[i]!, ...dims.slice(1)];
-                return [name, { data: new Float32Array(d.reduce((a, x) => a * x, 1)), dims: d }];
-              }))),
-            ),
-          );
-        }
-        const batcher = new DynamicBatcher(new Map(sizes.map((n, i) => [n, sessions[i]!])), { maxBatchSize: p.max_batch_size ?? Math.max(...sizes), maxQueueDelayMs: p.max_queue_delay_ms ?? 2 });
-        this.settledBatchers.push(batcher);
-        return batcher;
-      });
-      this.batchers.set(key, b);
-      b.catch(() => this.batchers.delete(key));
-    }
+    const built = this.batchers.get(key);
+    if (built) return Promise.resolve(built);
+    const v = this.version(version);
+    const sizes = [1, ...Object.keys(v.manifest.graphs).flatMap((g) => (g.startsWith(`${p.graph}_b`) ? [Number(g.slice(p.graph.length + 2))] : []))].filter((n) => Number.isInteger(n) && n > 0);
+    const names = sizes.map((n) => (n === 1 ? p.graph : `${p.graph}_b${n}`));
+    // The batcher holds these sessions for as long as it lives: keep them out of eviction.
+    for (const g of names) this.pinned.add(this.locate(version, g).key);
+    const b = Promise.all(names.map((g) => this.graph(version, g))).then(async (sessions) => {
+      // One run of every batch size on zeros, at load: a provider's first run at a shape does its
+      // set-up (cuDNN's algorithm search on CUDA took seconds), which must not land on a task.
+      const source = v.manifest.graphs[p.graph]?.source;
+      const shapes = source?.type === 'npm-tfjs' ? source.input_shapes : undefined;
+      if (shapes) {
+        await Promise.all(
+          sessions.map((session, i) =>
+            session.run(Object.fromEntries(Object.entries(shapes).map(([name, dims]) => {
+              const d = [sizes[i]!, ...dims.slice(1)];
+              return [name, { data: new Float32Array(d.reduce((a, x) => a * x, 1)), dims: d }];
+            }))),
+          ),
+        );
+      }
+      return new DynamicBatcher(new Map(sizes.map((n, i) => [n, sessions[i]!])), { maxBatchSize: p.max_batch_size ?? Math.max(...sizes), maxQueueDelayMs: p.max_queue_delay_ms ?? 2 });
+    });
+    this.batchers.set(key, b);
+    b.then(
+      (batcher) => {
+        if (this.batchers.get(key) === b) this.batchers.set(key, batcher);
+      },
+      () => {
+        if (this.batchers.get(key) === b) this.batchers.delete(key);
+      },
+    );
     return b;
   }
 
@@ -122,15 +127,14 @@ export class SessionCache {
   /** Batched calls and model runs so far, summed over this cache's batchers. */
   batchStats(): BatcherStats {
     const total: BatcherStats = { inferences: 0, executions: 0 };
-    for (const b of this.settledBatchers) {
+    for (const b of this.batchers.values()) {
+      if (!(b instanceof DynamicBatcher)) continue;
       const s = b.stats();
       total.inferences += s.inferences;
       total.executions += s.executions;
     }
     return total;
   }
-
-  private readonly settledBatchers: DynamicBatcher[] = [];
 
   private graph(version: VersionId, graph: string): Promise<ModelSession> {
     let where: { key: string; file: string; label: string };
@@ -147,9 +151,16 @@ export class SessionCache {
       this.entries.set(key, hit);
       return hit.session;
     }
+    // The file is looked at only on a miss: a hit (every model call of every task) does no I/O.
+    let bytes: number;
+    try {
+      bytes = fs.statSync(file).size;
+    } catch {
+      return Promise.reject(new AppError('MODEL_UNAVAILABLE', `graph ${graph} of ${this.version(version).manifest.name} is not fetched (run: npm run models -- fetch)`));
+    }
     if (this.evicted.has(key)) this.runNotes.getStore()?.push(`model memory: ${label} loaded again (evicted earlier to stay within MODEL_MEMORY_MB)`);
     this.loads++;
-    const entry: Entry = { session: this.load(file), bytes: fs.statSync(file).size, label };
+    const entry: Entry = { session: this.load(file), bytes, label };
     this.entries.set(key, entry);
     entry.session.catch(() => {
       if (this.entries.get(key) === entry) this.entries.delete(key);
@@ -227,11 +238,7 @@ export class SessionCache {
     const v = this.version(version);
     const spec = v.manifest.graphs[graph];
     if (!spec) throw new AppError('MODEL_UNAVAILABLE', `version ${v.manifest.name} has no graph "${graph}"`);
-    const file = this.registry.graphPath(spec.sha256);
-    if (!fs.existsSync(file)) {
-      throw new AppError('MODEL_UNAVAILABLE', `graph ${graph} of ${v.manifest.name} is not fetched (run: npm run models -- fetch)`);
-    }
-    return { key: `${spec.sha256}:${this.opts.provider}`, file, label: `${v.manifest.name}/${graph}` };
+    return { key: `${spec.sha256}:${this.opts.provider}`, file: this.registry.graphPath(spec.sha256), label: `${v.manifest.name}/${graph}` };
   }
 
   private load(file: string): Promise<ModelSession> {

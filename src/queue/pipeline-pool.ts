@@ -203,15 +203,12 @@ export class PipelinePool {
     if (slot.busy.get(p.request.id) !== p || this.closed) return;
     slot.busy.delete(p.request.id);
     const ms = this.settings.runTimeoutMs;
+    p.reject(new AppError('INFERENCE_TIMEOUT', `model run took longer than ${ms} ms; its inference thread was restarted`, { timeoutMs: ms, version: p.request.version }));
     const i = this.slots.indexOf(slot);
-    if (i < 0) {
-      // Already retired (another of its runs passed its deadline): just fail this one.
-      p.reject(new AppError('INFERENCE_TIMEOUT', `model run took longer than ${ms} ms; its inference thread was restarted`, { timeoutMs: ms, version: p.request.version }));
-      return;
-    }
+    // Already retired (another of its runs passed its deadline): failing this one was all to do.
+    if (i < 0) return;
     // Out of the slots: it takes no new runs; the runs it still has finish (or time out) there.
     this.slots.splice(i, 1);
-    p.reject(new AppError('INFERENCE_TIMEOUT', `model run took longer than ${ms} ms; its inference thread was restarted`, { timeoutMs: ms, version: p.request.version }));
     this.warn(`inference run of version ${p.request.version} passed its ${ms} ms deadline; retiring its thread and starting a new one`);
     slot.worker.postMessage({ type: 'retire' } satisfies ThreadControl);
     const late = setTimeout(() => this.warn(`a retired inference thread is still running ${ms} ms after its deadline`), ms);

@@ -54,8 +54,8 @@ async function handle(msg: ThreadRequest): Promise<ThreadResponse> {
   const v = versionOf(msg.version);
   const runner = PIPELINES[v.manifest.pipeline];
   if (!runner) throw new AppError('MODEL_UNAVAILABLE', `pipeline ${v.manifest.pipeline} is not available on this worker`);
-  // One run at a time per thread: the cache keeps this run's graphs loaded and trims to the
-  // memory budget afterwards; a graph evicted earlier and loaded again says so in the task's logs.
+  // The cache keeps the graphs of the runs in progress loaded and trims to the memory budget once
+  // none is left; a graph evicted earlier and loaded again says so in the task's logs.
   const { result, notes } = await sessions.run(() =>
     runner.run({ params: v.manifest.params, session: (g) => sessions.get(v.id, g), maxPixels: init.maxPixels }, msg.input, msg.files),
   );

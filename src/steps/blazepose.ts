@@ -15,7 +15,7 @@
 import { sampleAffine, type RgbImage } from '../imaging/image.ts';
 import type { ModelSession } from '../models/onnx.ts';
 import { MODEL_STAGES, type StageTimer, type StepStages } from '../domain/stage-timer.ts';
-import { hardNms, letterboxRoi, projectDetection, projectLandmarks, roiSampler, ssdAnchors, type Anchor, type Detection, type Roi, type SsdAnchorConfig } from './mediapipe.ts';
+import { decodeDetections, hardNms, letterboxRoi, projectDetection, projectLandmarks, roiSampler, ssdAnchors, type Anchor, type Detection, type Roi, type SsdAnchorConfig } from './mediapipe.ts';
 
 /** MediaPipe's pose landmark names, in model output order. */
 export const BLAZEPOSE_LANDMARKS = [
@@ -68,24 +68,6 @@ export interface BodyPose {
 
 const sigmoid = (v: number) => 1 / (1 + Math.exp(-Math.min(100, Math.max(-100, v))));
 
-/** [numAnchors x 13] rows: score logit, box and 4 keypoints (MediaPipe's reverse_output_order). */
-export function decodePoseDetections(raw: ArrayLike<number>, anchors: Anchor[], scale: number, minScore: number): Detection[] {
-  const out: Detection[] = [];
-  for (let i = 0; i < anchors.length; i++) {
-    const r = i * 13;
-    const score = sigmoid(raw[r]!);
-    if (score < minScore) continue;
-    const a = anchors[i]!;
-    const w = raw[r + 3]! / scale;
-    const h = raw[r + 4]! / scale;
-    if (w < 0 || h < 0) continue;
-    const keypoints = [];
-    for (let k = 0; k < 4; k++) keypoints.push({ x: raw[r + 5 + 2 * k]! / scale + a.x, y: raw[r + 6 + 2 * k]! / scale + a.y });
-    out.push({ xMin: raw[r + 1]! / scale + a.x - w / 2, yMin: raw[r + 2]! / scale + a.y - h / 2, width: w, height: h, keypoints, score });
-  }
-  return out;
-}
-
 /**
  * The landmark model's crop (pixels) from a detection, as MediaPipe's pose_detection_to_roi does:
  * centred on the hip centre (keypoint 0), side twice the distance to the full-body circle point
@@ -112,7 +94,7 @@ export async function detectBodies(
   const roi = letterboxRoi(image.width, image.height);
   const input = await t.time(stages[0], () => sampleAffine(image, roiSampler(roi, D, D), D, D, 'zero', [-1, 1]));
   const out = await t.infer(stages[1], () => detector.run({ [detector.inputNames[0]!]: { data: input, dims: [1, D, D, 3] } }));
-  return t.time(stages[2], () => hardNms(decodePoseDetections(out[detector.outputNames[0]!]!.data, ANCHORS, D, minScore), iou, 8).map((d) => projectDetection(d, roi)));
+  return t.time(stages[2], () => hardNms(decodeDetections(out[detector.outputNames[0]!]!.data, ANCHORS, D, minScore, 4), iou, 8).map((d) => projectDetection(d, roi)));
 }
 
 const ANCHORS = ssdAnchors(POSE_DETECTOR_ANCHORS);

@@ -45,13 +45,15 @@ export interface Detection {
 }
 
 /**
- * Decodes [numAnchors x 17] rows: score logit, then x, y, w, h and 6 keypoints (x, y), in input
- * pixels relative to the anchor (MediaPipe's reverse_output_order layout).
+ * Decodes [numAnchors x (5 + 2 * numKeypoints)] rows: score logit, then x, y, w, h and the keypoints
+ * (x, y), in input pixels relative to the anchor (MediaPipe's reverse_output_order layout). BlazeFace
+ * has 6 keypoints (17 per row), the BlazePose detector 4 (13 per row).
  */
-export function decodeDetections(raw: ArrayLike<number>, anchors: Anchor[], scale: number, minScore: number): Detection[] {
+export function decodeDetections(raw: ArrayLike<number>, anchors: Anchor[], scale: number, minScore: number, numKeypoints = 6): Detection[] {
   const out: Detection[] = [];
+  const stride = 5 + 2 * numKeypoints;
   for (let i = 0; i < anchors.length; i++) {
-    const r = i * 17;
+    const r = i * stride;
     const logit = Math.min(100, Math.max(-100, raw[r]!));
     const score = 1 / (1 + Math.exp(-logit));
     if (score < minScore) continue;
@@ -62,7 +64,7 @@ export function decodeDetections(raw: ArrayLike<number>, anchors: Anchor[], scal
     const h = raw[r + 4]! / scale;
     if (w < 0 || h < 0) continue;
     const keypoints = [];
-    for (let k = 0; k < 6; k++) keypoints.push({ x: raw[r + 5 + 2 * k]! / scale + a.x, y: raw[r + 6 + 2 * k]! / scale + a.y });
+    for (let k = 0; k < numKeypoints; k++) keypoints.push({ x: raw[r + 5 + 2 * k]! / scale + a.x, y: raw[r + 6 + 2 * k]! / scale + a.y });
     out.push({ xMin: cx - w / 2, yMin: cy - h / 2, width: w, height: h, keypoints, score });
   }
   return out;

@@ -245,15 +245,21 @@ const broadcastTo: OpHandler = (node, ins, ctx) => {
   return [sym(ctx.builder.op('Expand', [ctx.tensorName(x, `${node.name}/x`), ctx.builder.int64s(`${node.name}/shape`, shape)], {}, node.name), x.dtype, shape)];
 };
 
+/** SpaceToBatchND / BatchToSpaceND operands: the NHWC input, its 2-D block, and the 4 paddings or crops. */
+function blockArgs(node: TfNode, ins: Value[], ctx: Parameters<OpHandler>[2], third: 'paddings' | 'crops') {
+  const x = ctx.asSym(ins[0]!, `${node.name}/x`);
+  const [bh, bw] = numbers(ctx.constArg(node, ins, 1, 'block_shape')) as [number, number];
+  const edges = numbers(ctx.constArg(node, ins, 2, third));
+  if (x.shape.length !== 4 || edges.length !== 4) throw new UnsupportedOpError(node.op, node.name, 'only NHWC with a 2-D block');
+  return { x, bh, bw, edges };
+}
+
 /**
  * SpaceToBatchND on NHWC with a 2-D block (TF's form of a dilated convolution's input):
  * pad, then move each (bh, bw) phase of the grid into the batch, phase-major.
  */
 const spaceToBatch: OpHandler = (node, ins, ctx) => {
-  const x = ctx.asSym(ins[0]!, `${node.name}/x`);
-  const [bh, bw] = numbers(ctx.constArg(node, ins, 1, 'block_shape')) as [number, number];
-  const p = numbers(ctx.constArg(node, ins, 2, 'paddings'));
-  if (x.shape.length !== 4 || p.length !== 4) throw new UnsupportedOpError(node.op, node.name, 'only NHWC with a 2-D block');
+  const { x, bh, bw, edges: p } = blockArgs(node, ins, ctx, 'paddings');
   const [n, h, w, c] = x.shape as [number, number, number, number];
   const hp = h + p[0]! + p[1]!;
   const wp = w + p[2]! + p[3]!;
@@ -267,10 +273,7 @@ const spaceToBatch: OpHandler = (node, ins, ctx) => {
 
 /** BatchToSpaceND on NHWC with a 2-D block: the inverse interleave, then the crops. */
 const batchToSpace: OpHandler = (node, ins, ctx) => {
-  const x = ctx.asSym(ins[0]!, `${node.name}/x`);
-  const [bh, bw] = numbers(ctx.constArg(node, ins, 1, 'block_shape')) as [number, number];
-  const cr = numbers(ctx.constArg(node, ins, 2, 'crops'));
-  if (x.shape.length !== 4 || cr.length !== 4) throw new UnsupportedOpError(node.op, node.name, 'only NHWC with a 2-D block');
+  const { x, bh, bw, edges: cr } = blockArgs(node, ins, ctx, 'crops');
   const [nb, h, w, c] = x.shape as [number, number, number, number];
   const n = nb / (bh * bw);
   const b = ctx.builder;
