@@ -24,11 +24,12 @@ export const stats = {
   fmt: (ms: number) => `${ms.toFixed(2)} ms`,
 };
 
-export async function benchSetup(env: Record<string, string>): Promise<{ config: Config; services: Services; teardown(): Promise<void> }> {
+/** `env`: what the config was parsed from (a benchmark builds variants of it). */
+export async function benchSetup(env: Record<string, string>): Promise<{ config: Config; services: Services; env: Record<string, string | undefined>; teardown(): Promise<void> }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'iw-bench-'));
   const embedded = process.env.REDIS_URL ? undefined : await startEmbeddedRedis(path.join(dataDir, 'redis'), { persist: false });
   const prefix = `bench${randomBytes(4).toString('hex')}`;
-  const config = parseConfig({
+  const parsedFrom = {
     ...process.env,
     REDIS_URL: process.env.REDIS_URL ?? embedded!.url,
     REDIS_PREFIX: prefix,
@@ -38,14 +39,16 @@ export async function benchSetup(env: Record<string, string>): Promise<{ config:
     // Benchmarks serve their inputs and receive their webhooks over loopback.
     ALLOW_PRIVATE_URLS: 'true',
     ...env,
-  });
+  };
+  const config = parseConfig(parsedFrom);
   const services = createServices(config, config.redisUrl!, silentLogger);
   await fetchAll(services.registry);
   return {
     config,
     services,
+    env: parsedFrom,
     async teardown() {
-      await deleteKeysWithPrefix(services.redis, prefix);
+      await deleteKeysWithPrefix(services.redis, config.redisKeyPrefix);
       await services.close();
       await embedded?.stop();
       fs.rmSync(dataDir, { recursive: true, force: true });

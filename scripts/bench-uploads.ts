@@ -108,7 +108,7 @@ try {
   }
 } finally {
   if (child) await stopApi(child);
-  await deleteKeysWithPrefix(services.redis, prefix);
+  await deleteKeysWithPrefix(services.redis, `{${prefix}}`);
   await services.close();
   await embedded?.stop();
   fs.rmSync(dataDir, { recursive: true, force: true });

@@ -45,14 +45,14 @@ if (!parsed.success) fail(`invalid input: ${describeIssues(parsed.error.issues, 
 
 const target = await resolveCliRedis(config);
 const redis = connectRedis(target.url, { name: 'enqueue-cli' });
-const keys = keyspace(config.redisPrefix);
+const keys = keyspace(config.redisKeyPrefix);
 const tasks = new TaskStore(redis, keys, { retentionMs: config.retention.taskMs, recordTtlMs: config.retention.recordTtlMs });
-const queue = new TaskQueue({ redisUrl: target.url, prefix: config.redisPrefix, attempts: config.jobAttempts });
+const queue = new TaskQueue({ redisUrl: target.url, prefix: config.redisKeyPrefix, attempts: config.jobAttempts });
 try {
   const userId = Number(values.user);
   const taskId = randomUUID().replace(/-/g, '');
   const cost = version!.manifest.cost;
-  const { balance } = await tasks.create({
+  const created = await tasks.create({
     taskId,
     userId,
     version: version!.id,
@@ -61,6 +61,8 @@ try {
     webhookUrl: hook ?? null,
     cost,
   });
+  // No Idempotency-Key here, so this is always a new task.
+  const balance = created.created ? created.balance : undefined;
   await queue.enqueue(taskId, userId);
   await new Schedule(redis, keys.enqueueOutbox()).done(taskId);
   console.log(JSON.stringify({ task_id: taskId, task_cost: cost, balance }));

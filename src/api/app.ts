@@ -1,4 +1,5 @@
-// buildApp(): the HTTP surface. Routes for the task API, owner-only output files and health.
+// buildApp(): the HTTP surface. Routes for the task API, the job APIs, owner-only output files,
+// health, metrics and the OpenAPI document.
 // Every error leaves through one handler that turns catalog errors into the response envelope.
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AppError, isAppError } from '../errors/codes.ts';
@@ -13,12 +14,14 @@ import type { JobStore } from '../store/job-store.ts';
 import type { TaskQueue } from '../queue/task-queue.ts';
 import type { OutboundHttp } from '../queue/outbound-http.ts';
 import type { TaskSubmitter } from '../queue/task-submitter.ts';
+import type { TaskEndWaiter } from '../store/task-events.ts';
 import type { Metrics } from '../domain/metrics.ts';
 import { errorEnvelope, setRetryAfter } from './envelope.ts';
 import { authenticate } from './auth.ts';
 import { registerTaskRoutes } from './routes/tasks.ts';
 import { registerFileRoutes } from './routes/files.ts';
 import { registerHealthRoutes } from './routes/health.ts';
+import { registerOpenApiRoute } from './routes/openapi.ts';
 import { registerJobRoutes, sendJobError } from './routes/jobs.ts';
 
 export interface AppDeps {
@@ -46,6 +49,8 @@ export interface AppDeps {
   };
   readyRequiresWorker: boolean;
   logLevel: string;
+  /** Prefer: wait on create-task (absent: the preference is not applied). */
+  taskEnds?: Pick<TaskEndWaiter, 'wait'>;
   /** Served at GET /metrics (no auth, like /health: keep it off the public ingress); absent: no route. */
   metrics?: Metrics;
 }
@@ -95,6 +100,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerJobRoutes(app, deps);
   registerFileRoutes(app, deps);
   registerHealthRoutes(app, deps);
+  registerOpenApiRoute(app, deps);
   await app.ready();
   return app;
 }

@@ -9,6 +9,8 @@ const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+/** The form store/redis.ts's parseClusterUrl reads: one or more host:port, comma-separated. */
+const CLUSTER_URL = /^rediss?\+cluster:\/\/(?:[^:@/]*(?::[^@/]*)?@)?(?:[^,:/?#@]+|\[[0-9a-fA-F:.]+\]):\d{1,5}(?:,(?:[^,:/?#@]+|\[[0-9a-fA-F:.]+\]):\d{1,5})*\/?$/;
 
 const EnvSchema = z.object({
   /** HTTP port of the API. @defaultValue 8080 */
@@ -17,9 +19,37 @@ const EnvSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   /** Base of the output URLs handed to users. @defaultValue http://HOST:PORT */
   PUBLIC_BASE_URL: z.url().optional(),
-  /** Redis to use. Unset: `npm start` runs a private redis-server child. */
-  REDIS_URL: z.string().min(1).optional(),
-  /** Prefix of every Redis key and BullMQ queue, so several deployments (or tests) share a Redis. @defaultValue iw */
+  /**
+   * Redis to use: `redis://[user:password@]host:port[/db]` (`rediss://` for TLS) for one server, or
+   * `redis+cluster://[user:password@]host:port[,host:port...]` (`rediss+cluster://`) for a Redis
+   * Cluster, naming one or more of its nodes (the rest are discovered). Unset: `npm start` runs a
+   * private redis-server child.
+   */
+  REDIS_URL: z
+    .string()
+    .min(1)
+    .refine((v) => !/^rediss?\+cluster:/.test(v) || CLUSTER_URL.test(v), 'a cluster URL is redis+cluster://[user:password@]host:port[,host:port...]')
+    .optional(),
+  /**
+   * Send the Redis commands of one event-loop turn in one write (ioredis auto-pipelining) on the
+   * stores' and the queue producer's connections; never on a worker's blocking one. @defaultValue true
+   */
+  REDIS_AUTO_PIPELINE: bool.default(true),
+  /**
+   * How long an API process remembers which user an API key belongs to, in ms; 0 = ask Redis on
+   * every request. A key deleted from Redis keeps working in a process up to this long. Unknown
+   * keys are never remembered. @defaultValue 10000
+   */
+  AUTH_CACHE_MS: int(0, 3_600_000).default(10_000),
+  /**
+   * Prometheus metrics: recorded, and served on /metrics (and METRICS_PORT). false: neither (the
+   * bench measures what they cost). @defaultValue true
+   */
+  METRICS_ENABLED: bool.default(true),
+  /**
+   * Names the deployment's keys and BullMQ queues, so several deployments (or tests) share a Redis.
+   * Keys start with it written as a Redis Cluster hash tag, `{iw}:` (see redisKeyPrefix). @defaultValue iw
+   */
   REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]+$/).default('iw'),
   /** Local state: blobs and the embedded Redis. @defaultValue ./.data */
   DATA_DIR: z.string().min(1).default('.data'),
@@ -178,7 +208,15 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env) {
     host: e.HOST,
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://${e.HOST}:${e.PORT}`).replace(/\/+$/, ''),
     redisUrl: e.REDIS_URL,
+    redisCluster: e.REDIS_URL !== undefined && CLUSTER_URL.test(e.REDIS_URL),
     redisPrefix: e.REDIS_PREFIX,
+    // Always the hash-tag form, on one server as on a cluster: one key layout everywhere, so a
+    // deployment can move onto a cluster without renaming, and fronts follow one contract.
+    // (Data written before this form is refused at start-up: migrate with `npm run keys -- migrate-hash-tag`.)
+    redisKeyPrefix: `{${e.REDIS_PREFIX}}`,
+    redisAutoPipeline: e.REDIS_AUTO_PIPELINE,
+    authCacheMs: e.AUTH_CACHE_MS,
+    metricsEnabled: e.METRICS_ENABLED,
     dataDir,
     blobDir: path.join(dataDir, 'blobs'),
     blobStore: e.BLOB_STORE,

@@ -37,10 +37,17 @@ export class Metrics {
   private readonly webhookAttempts: Counter<'outcome'>;
   private readonly webhooksGaveUp: Counter;
 
+  /** false (METRICS_ENABLED=false): nothing is recorded or collected, and nothing is served. */
+  readonly enabled: boolean;
+
   /** `versionName` maps a version id to its name (the registry's); unknown ids give "unknown". */
-  constructor(private readonly versionName: (id: string) => string | undefined) {
+  constructor(
+    private readonly versionName: (id: string) => string | undefined,
+    opts: { enabled?: boolean } = {},
+  ) {
+    this.enabled = opts.enabled ?? true;
     const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry });
+    if (this.enabled) collectDefaultMetrics({ register: this.registry });
     this.tasksEnded = new Counter({ name: 'iw_tasks_ended_total', help: 'Tasks that reached a final status', labelNames: ['version', 'status'], registers });
     const seconds = <L extends string>(name: string, help: string, labelNames: L[]) =>
       new Histogram<L>({ name, help, labelNames, buckets: SECONDS, registers });
@@ -111,15 +118,18 @@ export class Metrics {
   }
 
   taskCharged(versionId: string | null, credits: number): void {
+    if (!this.enabled) return;
     this.charged.inc({ version: this.version(versionId) }, credits);
   }
 
   taskRefunded(versionId: string | null, credits: number): void {
+    if (!this.enabled) return;
     this.refunded.inc({ version: this.version(versionId) }, credits);
   }
 
   /** A task reached a final status (counted once, by whichever process made the change). */
   taskEnded(t: { version: string | null; status: TaskStatus; createdMs: number; completedMs: number | null }): void {
+    if (!this.enabled) return;
     const labels = { version: this.version(t.version), status: t.status };
     this.tasksEnded.inc(labels);
     if (t.completedMs !== null) this.taskDuration.observe(labels, Math.max(0, t.completedMs - t.createdMs) / 1000);
@@ -127,28 +137,34 @@ export class Metrics {
 
   /** A worker claimed a task for the first time. */
   taskClaimed(versionId: string | null, waitMs: number): void {
+    if (!this.enabled) return;
     this.queueWait.observe({ version: this.version(versionId) }, Math.max(0, waitMs) / 1000);
   }
 
   /** Stage timings of one task attempt, in milliseconds. */
   stagesRan(versionId: string | null, stages: ReadonlyArray<readonly [string, number]>): void {
+    if (!this.enabled) return;
     const version = this.version(versionId);
     for (const [stage, ms] of stages) this.stageDuration.observe({ version, stage }, ms / 1000);
   }
 
   attemptStarted(): void {
+    if (!this.enabled) return;
     this.inFlight.inc();
   }
 
   attemptEnded(): void {
+    if (!this.enabled) return;
     this.inFlight.dec();
   }
 
   webhookAttempt(outcome: WebhookOutcome): void {
+    if (!this.enabled) return;
     this.webhookAttempts.inc({ outcome });
   }
 
   webhookGaveUp(): void {
+    if (!this.enabled) return;
     this.webhooksGaveUp.inc();
   }
 

@@ -16,8 +16,14 @@ export interface StageTimer {
 export type StepStages = readonly [pre: string, infer: string, post: string];
 export const MODEL_STAGES: StepStages = ['preprocess', 'inference', 'postprocess'];
 
-/** Stopwatch that appends [stage, ms] pairs (a stage met twice is summed under one name). */
-export function stageTimer(): StageTimer {
+/**
+ * Stopwatch that appends [stage, ms] pairs (a stage met twice is summed under one name). With a
+ * `signal`, each stage start is a stopping point: once the signal has aborted (the task was
+ * canceled at its Cancel-After deadline, or its worker hands it back), the next stage throws the
+ * signal's reason instead of starting. A stage in progress (a model run) is never interrupted:
+ * onnxruntime cannot be, and a half-run stage is worth nothing.
+ */
+export function stageTimer(signal?: AbortSignal): StageTimer {
   const stages: StageTimings = [];
   let predictMs = 0;
   const add = (stage: string, ms: number) => {
@@ -26,6 +32,7 @@ export function stageTimer(): StageTimer {
     else stages.push([stage, ms]);
   };
   const time = async <T>(stage: string, fn: () => Promise<T> | T): Promise<T> => {
+    signal?.throwIfAborted();
     const t0 = performance.now();
     try {
       return await fn();

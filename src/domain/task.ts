@@ -1,5 +1,6 @@
 // Task records, statuses and the allowed transitions. The store enforces these atomically in Redis
 // (store/lua/transition.lua receives the allowed "from" set computed here).
+import { z } from 'zod';
 import type { VersionId } from './version-id.ts';
 
 export const TASK_STATUSES = ['starting', 'processing', 'succeeded', 'failed', 'canceled'] as const;
@@ -31,20 +32,28 @@ export function allowedFrom(to: TaskStatus): TaskStatus[] {
   return TASK_STATUSES.filter((from) => TRANSITIONS[from].includes(to));
 }
 
-/** The public task record: exactly the fields of the spec (task read and webhook body). */
-export interface TaskView {
-  task_id: string;
-  user_id: number;
-  version: string;
-  error: string | null;
-  total_time: number | null;
-  predict_time: number | null;
-  logs: string | null;
-  output: string[] | null;
-  status: TaskStatus;
-  create_at: number;
-  completed_at: number | null;
-}
+/**
+ * The public task record: exactly the fields of the spec (task read and webhook body). A zod schema
+ * rather than an interface so the OpenAPI document (api/openapi.ts) is generated from the type the
+ * code compiles against; nothing parses responses with it at run time.
+ */
+export const TaskViewSchema = z.strictObject({
+  task_id: z.string().meta({ description: 'Identifier of the task (32 lowercase hex).' }),
+  user_id: z.number().int().meta({ description: 'Owner of the task.' }),
+  version: z.string().meta({ description: 'The 64-character model version ID the task ran (empty for a job whose pipeline had no installed version).' }),
+  error: z.string().nullable().meta({ description: 'Null when there is no error; on failure "<CODE>: <why>".' }),
+  total_time: z.number().nullable().meta({ description: 'Seconds from creation to the end of the run; null until it ends.' }),
+  predict_time: z.number().nullable().meta({ description: 'Seconds spent in the pipeline run; null until it ends.' }),
+  logs: z.string().nullable().meta({ description: 'Run logs, one line each: stage timings ("<stage>: <ms> ms"), the attempt, notes; null when none.' }),
+  output: z
+    .array(z.string())
+    .nullable()
+    .meta({ description: 'Output file URLs (GET with the same Authorization header) on success; null otherwise.' }),
+  status: z.enum(TASK_STATUSES),
+  create_at: z.number().int().meta({ description: 'Creation time, unix seconds.' }),
+  completed_at: z.number().int().nullable().meta({ description: 'End time, unix seconds; null while the task runs.' }),
+});
+export type TaskView = z.infer<typeof TaskViewSchema>;
 
 /** What the store keeps: the view's sources plus internal bookkeeping. Times are unix milliseconds. */
 export interface TaskRecord {
@@ -70,6 +79,8 @@ export interface TaskRecord {
   attempts: number;
   /** When retention deleted the task's input, outputs and logs; null while they are kept. */
   purgedMs: number | null;
+  /** Cancel-After: when the task is canceled if it has not ended (unix ms, Redis clock); null or absent: none. */
+  deadlineMs?: number | null;
 }
 
 /** Builds the public view; output blob keys become URLs under the public base. */

@@ -31,6 +31,16 @@ export const ErrorCatalog = {
    * body is read, so nothing was stored or charged; the upload can simply be sent again.
    */
   UPLOADS_BUSY: { status: 503, retryable: true, retryAfterS: 5, message: 'the service is receiving too many uploads at once; try again in a few seconds' },
+  /** Idempotency-Key is empty, too long or has characters outside visible ASCII. */
+  IDEMPOTENCY_KEY_INVALID: { status: 400, retryable: false, message: 'Idempotency-Key must be 1 to 255 visible ASCII characters' },
+  /**
+   * The user already created something with this Idempotency-Key (within 24 h) from a different
+   * request. 422 as the IETF idempotency-key draft answers a reused key; nothing was created or
+   * charged. (A duplicate that matches is not an error: it answers the first request's id.)
+   */
+  IDEMPOTENCY_KEY_REUSED: { status: 422, retryable: false, message: 'this Idempotency-Key was already used with a different request' },
+  /** Cancel-After is not a duration such as 30s, 2m, 1h30m, or is outside 1 s .. 24 h. */
+  CANCEL_AFTER_INVALID: { status: 400, retryable: false, message: 'Cancel-After must be a duration such as 30s, 2m or 1h (1 s to 24 h)' },
   JOB_PARAMS_INVALID: { status: 400, retryable: false, message: 'Params error' },
   JOB_NOT_FOUND: { status: 404, retryable: false, message: 'Task not found' },
 
@@ -52,6 +62,16 @@ export const ErrorCatalog = {
    */
   INFERENCE_TIMEOUT: { status: 500, retryable: true, message: 'model run took too long' },
   WORKER_LOST: { status: 500, retryable: false, message: 'the task lost its worker too many times' },
+  /**
+   * The task reached its Cancel-After deadline before it ended: recorded on the canceled task
+   * (refunded). 408: the client's own time limit ran out.
+   */
+  DEADLINE_EXCEEDED: { status: 408, retryable: false, message: 'the task did not end before its Cancel-After deadline' },
+  /**
+   * A pipeline run stopped at a stage boundary because its task was canceled (deadline) or handed
+   * back. The task processor decides what the task becomes; this never ends up in a record.
+   */
+  RUN_STOPPED: { status: 500, retryable: true, message: 'the run was stopped at a stage boundary' },
   INTERNAL: { status: 500, retryable: true, message: 'internal error' },
   /** A defect (TypeError, RangeError, ZodError ...): the same input fails the same way, so never retried. */
   PROGRAM_ERROR: { status: 500, retryable: false, message: 'internal error' },
@@ -191,6 +211,10 @@ const JOB_CODE_OF: Partial<Record<ErrorCode, { code: number; text: string }>> = 
   BODY_INVALID: { code: JobCode.PARAMS_ERROR, text: 'Params error' },
   INSUFFICIENT_CREDITS: { code: JobCode.INSUFFICIENT_CREDITS, text: 'Insufficient credits' },
   JOB_NOT_FOUND: { code: JobCode.TASK_NOT_FOUND, text: 'Task not found' },
+  // The spec's codes have nothing for these; they are about the request's parameters (a header),
+  // so 400301 with a message that says which.
+  IDEMPOTENCY_KEY_INVALID: { code: JobCode.PARAMS_ERROR, text: 'Params error' },
+  IDEMPOTENCY_KEY_REUSED: { code: JobCode.PARAMS_ERROR, text: 'Params error' },
   // The spec has no "unavailable" code; 300101 is its server-fault code, which clients already
   // handle. The job routes answer it with HTTP 503 and Retry-After (jobHttpStatus) instead of 500.
   STORE_UNAVAILABLE: { code: JobCode.SYSTEM_ERROR, text: 'System error' },

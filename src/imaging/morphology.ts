@@ -48,3 +48,36 @@ function morph(mask: Uint8Array, W: number, H: number, r: number, pick: 0 | 1): 
 }
 export const dilate = (mask: Uint8Array, W: number, H: number, r: number): Uint8Array => morph(mask, W, H, r, 1);
 export const erode = (mask: Uint8Array, W: number, H: number, r: number): Uint8Array => morph(mask, W, H, r, 0);
+
+/**
+ * Keeps the 8-connected parts of a 0/1 mask that touch `seed` (1 where a part must reach): the
+ * instance of a region attached to one person, without the same class on a neighbour. Linear time.
+ */
+export function componentsTouching(mask: Uint8Array, seed: Uint8Array, W: number, H: number): Uint8Array {
+  const out = new Uint8Array(W * H);
+  const stack = new Int32Array(W * H);
+  for (let s = 0; s < mask.length; s++) {
+    if (!mask[s] || !seed[s] || out[s]) continue;
+    let top = 0;
+    stack[top++] = s;
+    out[s] = 1;
+    while (top > 0) {
+      const i = stack[--top]!;
+      const x = i % W, y = (i - x) / W;
+      for (let dy = -1; dy <= 1; dy++) {
+        const yy = y + dy;
+        if (yy < 0 || yy >= H) continue;
+        for (let dx = -1; dx <= 1; dx++) {
+          const xx = x + dx;
+          if (xx < 0 || xx >= W) continue;
+          const j = yy * W + xx;
+          if (mask[j] && !out[j]) {
+            out[j] = 1;
+            stack[top++] = j;
+          }
+        }
+      }
+    }
+  }
+  return out;
+}

@@ -5,7 +5,7 @@ import { ConfigError, loadConfig } from '../config/env.ts';
 import { startEmbeddedRedis, type EmbeddedRedis } from './embedded-redis.ts';
 import { createLogger } from './logger.ts';
 import { closeApp } from '../api/app.ts';
-import { createServices, onShutdown } from './services.ts';
+import { checkKeyLayout, createServices, onShutdown } from './services.ts';
 import { createApi } from './api-root.ts';
 import { createWorker } from './worker-root.ts';
 
@@ -20,6 +20,7 @@ try {
     log.info({ redisUrl, dir: path.join(config.dataDir, 'redis') }, 'embedded redis-server started');
   }
   const services = createServices(config, redisUrl, log);
+  await checkKeyLayout(config, services);
   const worker = createWorker(config, services, redisUrl, log);
   const app = await createApi(config, services);
   onShutdown(log, async () => {

@@ -14,6 +14,7 @@ export function createApi(config: Config, s: Services) {
     blobs: s.blobs,
     queue: s.queue,
     submitter: s.submitter,
+    taskEnds: s.taskEnds,
     registry: s.registry,
     workers: s.workers,
     http: s.http,
@@ -28,7 +29,7 @@ export function createApi(config: Config, s: Services) {
       versions: s.jobVersions,
     },
     readyRequiresWorker: config.readyRequiresWorker,
-    metrics: s.metrics,
+    metrics: s.metrics.enabled ? s.metrics : undefined,
     logLevel: config.logLevel,
   });
 }

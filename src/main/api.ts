@@ -2,7 +2,7 @@
 import { ConfigError, loadConfig } from '../config/env.ts';
 import { createLogger } from './logger.ts';
 import { closeApp } from '../api/app.ts';
-import { createServices, onShutdown } from './services.ts';
+import { checkKeyLayout, createServices, onShutdown } from './services.ts';
 import { createApi } from './api-root.ts';
 
 try {
@@ -10,6 +10,7 @@ try {
   const log = createLogger(config.logLevel, 'api');
   if (!config.redisUrl) throw new ConfigError('REDIS_URL is required for `npm run api` (the API and its workers share one Redis); `npm start` runs everything with an embedded Redis');
   const services = createServices(config, config.redisUrl, log);
+  await checkKeyLayout(config, services);
   const app = await createApi(config, services);
   await app.listen({ port: config.port, host: config.host });
   services.startBackground();

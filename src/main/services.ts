@@ -10,7 +10,7 @@ import type { Logger } from '../domain/logger.ts';
 import { Metrics } from '../domain/metrics.ts';
 import { Accounts } from '../store/accounts.ts';
 import { LocalBlobStore, type BlobStore } from '../store/blob-store.ts';
-import { connectRedis, keyspace, type RedisClient } from '../store/redis.ts';
+import { connectRedis, hasPreHashTagData, keyspace, type RedisClient } from '../store/redis.ts';
 import { TaskStore } from '../store/task-store.ts';
 import { WorkerRegistry } from '../store/workers.ts';
 import { JobStore } from '../store/job-store.ts';
@@ -20,6 +20,8 @@ import { TaskSubmitter } from '../queue/task-submitter.ts';
 import { OutboundHttp } from '../queue/outbound-http.ts';
 import { RetentionSweeper } from '../queue/retention-sweeper.ts';
 import { LostTaskSweeper } from '../queue/lost-task-sweeper.ts';
+import { DeadlineSweeper } from '../queue/deadline-sweeper.ts';
+import { TaskEndWaiter } from '../store/task-events.ts';
 import { WebhookDispatcher, type WebhookSettings } from '../queue/webhooks.ts';
 
 export interface Services {
@@ -42,10 +44,14 @@ export interface Services {
   sweeper: RetentionSweeper;
   /** Fails (and refunds) tasks whose queue job failed or vanished without ending them (every process). */
   lostTasks: LostTaskSweeper;
+  /** Cancels (and refunds) tasks that reach their Cancel-After deadline unstarted (every process). */
+  deadlines: DeadlineSweeper;
+  /** Prefer: wait: the process's one subscription to task ends, opened on the first wait. */
+  taskEnds: TaskEndWaiter;
   webhookSettings: WebhookSettings;
   /** The process's Prometheus registry (served by the API's /metrics and a worker's METRICS_PORT). */
   metrics: Metrics;
-  /** Starts the background loops (outbox flush, retention sweep, lost-task sweep). */
+  /** Starts the background loops (outbox flush, retention sweep, lost-task sweep, deadline sweep). */
   startBackground(): void;
   close(): Promise<void>;
 }
@@ -100,13 +106,13 @@ export function createServices(config: Config, redisUrl: string, log: Logger): S
   const registry = loadCheckedRegistry(config.modelsDir);
   const jobVersions = resolveJobVersions(config, registry);
   const blobs = createBlobStore(config);
-  const metrics = new Metrics((id) => registry.get(id as VersionId)?.manifest.name);
-  const redis = connectRedis(redisUrl, { name: 'stores', log });
-  const keys = keyspace(config.redisPrefix);
-  const queue = new TaskQueue({ redisUrl, prefix: config.redisPrefix, attempts: config.jobAttempts, log });
+  const metrics = new Metrics((id) => registry.get(id as VersionId)?.manifest.name, { enabled: config.metricsEnabled });
+  const redis = connectRedis(redisUrl, { name: 'stores', log, autoPipeline: config.redisAutoPipeline });
+  const keys = keyspace(config.redisKeyPrefix);
+  const queue = new TaskQueue({ redisUrl, prefix: config.redisKeyPrefix, attempts: config.jobAttempts, log, autoPipeline: config.redisAutoPipeline });
   const tasks = new TaskStore(redis, keys, { retentionMs: config.retention.taskMs, recordTtlMs: config.retention.recordTtlMs }, metrics);
   const http = new OutboundHttp({ allowPrivate: config.allowPrivateUrls }, { log });
-  const webhookSettings: WebhookSettings = { redisUrl, prefix: config.redisPrefix, ...config.webhook };
+  const webhookSettings: WebhookSettings = { redisUrl, prefix: config.redisKeyPrefix, ...config.webhook };
   const dispatcher = new WebhookDispatcher(
     { outbox: new Schedule(redis, keys.webhookOutbox()), tasks, publicBaseUrl: config.publicBaseUrl, log },
     webhookSettings,
@@ -125,11 +131,13 @@ export function createServices(config: Config, redisUrl: string, log: Logger): S
     },
     config.lostTaskCheckMs,
   );
+  const deadlines = new DeadlineSweeper({ schedule: new Schedule(redis, keys.deadlines()), tasks, queue, log });
+  const taskEnds = new TaskEndWaiter({ redisUrl, channel: keys.taskEndedChannel(), tasks, log });
   return {
     redis,
     tasks,
     jobs: new JobStore(redis, keys),
-    accounts: new Accounts(redis, keys),
+    accounts: new Accounts(redis, keys, config.authCacheMs),
     blobs,
     workers: new WorkerRegistry(redis, keys),
     queue,
@@ -140,6 +148,8 @@ export function createServices(config: Config, redisUrl: string, log: Logger): S
     dispatcher,
     sweeper,
     lostTasks,
+    deadlines,
+    taskEnds,
     webhookSettings,
     metrics,
     startBackground() {
@@ -147,18 +157,36 @@ export function createServices(config: Config, redisUrl: string, log: Logger): S
       submitter.start(Math.min(1_000, config.retention.sweepIntervalMs));
       sweeper.start(config.retention.sweepIntervalMs);
       lostTasks.start(Math.min(1_000, config.retention.sweepIntervalMs));
+      // Deadlines are seconds apart at most: checked as often as the outboxes.
+      deadlines.start(Math.min(1_000, config.retention.sweepIntervalMs));
     },
     async close() {
       await dispatcher.close();
       await submitter.close();
       await sweeper.close();
       await lostTasks.close();
+      await deadlines.close();
+      taskEnds.close();
       await queue.close();
       await http.close();
       redis.disconnect();
       blobs.close?.();
     },
   };
+}
+
+/**
+ * Refuses to start over a deployment whose data is still under the key form used before the
+ * prefix became a hash tag (`iw:*`, now `{iw}:*`): running would look like an empty deployment
+ * (unknown API keys, zero balances) beside the old data. Throws a ConfigError naming the fix.
+ */
+export async function checkKeyLayout(config: Config, services: Pick<Services, 'redis'>): Promise<void> {
+  if (await hasPreHashTagData(services.redis, config.redisPrefix, config.redisKeyPrefix)) {
+    throw new ConfigError(
+      `Redis holds this deployment's data under "${config.redisPrefix}:*", the key form before the prefix became a hash tag ("${config.redisKeyPrefix}:*"). ` +
+        'Stop every process of the deployment, then run `npm run keys -- migrate-hash-tag` once against this Redis (README, "Redis Cluster").',
+    );
+  }
 }
 
 /** Runs `stop` once on SIGINT/SIGTERM, then exits. */

@@ -54,7 +54,7 @@ export function createWorker(config: Config, s: Services, redisUrl: string, log:
     },
     {
       redisUrl,
-      prefix: config.redisPrefix,
+      prefix: config.redisKeyPrefix,
       // Enough tasks in hand to fill every thread's batches, no more: the rest stay queued for
       // other workers.
       concurrency: config.workerConcurrency * config.threadTasks,
@@ -73,7 +73,7 @@ export function createWorker(config: Config, s: Services, redisUrl: string, log:
     webhooks,
     async start() {
       // METRICS_PORT (0: off) serves this process's registry; the all-in-one process's API also does.
-      if (config.metricsPort > 0) {
+      if (config.metricsPort > 0 && s.metrics.enabled) {
         metricsServer = await startMetricsServer(s.metrics, config.metricsPort, config.host);
         log.info({ port: metricsServer.port }, 'metrics listening');
       }

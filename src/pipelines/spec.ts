@@ -42,7 +42,9 @@ export function oneOf<T extends string>(names: readonly T[], canonical: (s: stri
     const v = canonical(s);
     if (!v) c.addIssue({ code: 'custom', message: `must be one of ${names.join(', ')} (got ${shown(s)})` });
     return v as T;
-  });
+  })
+    // A transform has no JSON Schema of its own: this is what the OpenAPI document shows.
+    .meta({ enum: [...names], description: 'One of these names; case and extra spaces are ignored.' });
 }
 
 /** Output picture format of the pipelines that make pictures: JPEG (default) or PNG. */

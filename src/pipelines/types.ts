@@ -29,6 +29,11 @@ export interface PipelineContext {
   /** The session of one of the version's graphs. */
   session(graph: string): Promise<ModelSession>;
   maxPixels: number;
+  /**
+   * Aborts when the run should stop (its task's Cancel-After deadline passed, or its worker hands
+   * it back): pass it to stageTimer, which stops the run at its next stage boundary.
+   */
+  signal?: AbortSignal;
 }
 
 /** Input files by field, each field a list (one item for a single-file field), in input order. */

@@ -50,8 +50,12 @@ export interface PoolSettings {
 
 export type ThreadRequest = { type: 'run'; id: number; version: VersionId; input: Record<string, unknown>; files: PipelineFiles };
 
-/** Leave once the current run settles (sent to a thread whose run passed its deadline). */
-export type ThreadControl = { type: 'retire' };
+/**
+ * retire: leave once the current runs settle (sent to a thread whose run passed its deadline).
+ * stop: stop run `id` at its next stage boundary (its task was canceled at its Cancel-After
+ * deadline, or handed back); it then answers an error.
+ */
+export type ThreadControl = { type: 'retire' } | { type: 'stop'; id: number; reason: SerializedAppError };
 
 export type ThreadResponse =
   | { type: 'done'; id: number; result: PipelineResult; batch: BatcherStats; memory: SessionCacheStats }
@@ -59,6 +63,11 @@ export type ThreadResponse =
   | { type: 'ready'; providers: ExecutionProvider[] }
   | { type: 'ready-error'; error: SerializedAppError }
   | { type: 'warn'; message: string };
+
+/** Why a run was stopped: the signal's reason when it is one of ours, else RUN_STOPPED. */
+function stopReason(signal: AbortSignal): AppError {
+  return signal.reason instanceof AppError ? signal.reason : new AppError('RUN_STOPPED');
+}
 
 /** ArrayBuffers that can be moved, not copied: only those a view owns whole (never Buffer's shared pool). */
 export function transferables(views: Uint8Array[]): ArrayBuffer[] {
@@ -240,12 +249,33 @@ export class PipelinePool {
     }
   }
 
-  private submit(request: ThreadRequest): Promise<ThreadResponse> {
+  private submit(request: ThreadRequest, signal?: AbortSignal): Promise<ThreadResponse> {
     if (this.closed) return Promise.reject(new AppError('INTERNAL', 'pipeline pool is closed'));
+    if (signal?.aborted) return Promise.reject(stopReason(signal));
     return new Promise((resolve, reject) => {
-      this.queue.push({ request, resolve, reject });
+      const onAbort = () => this.stop(pending, stopReason(signal!));
+      const pending: Pending = {
+        request,
+        resolve: (r) => (signal?.removeEventListener('abort', onAbort), resolve(r)),
+        reject: (e) => (signal?.removeEventListener('abort', onAbort), reject(e)),
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.queue.push(pending);
       this.pump();
     });
+  }
+
+  /**
+   * A run whose caller gave up (its signal aborted): a queued one is dropped; a running one is
+   * asked to stop at its next stage boundary, and its caller is answered now. Its thread stays
+   * busy with it until the thread answers (a model run in progress is not interrupted).
+   */
+  private stop(p: Pending, reason: AppError): void {
+    const queued = this.queue.indexOf(p);
+    if (queued >= 0) this.queue.splice(queued, 1);
+    const slot = this.slots.find((s) => s.busy.get(p.request.id) === p);
+    slot?.worker.postMessage({ type: 'stop', id: p.request.id, reason: reason.toJSON() } satisfies ThreadControl);
+    p.reject(reason);
   }
 
   private static unwrap(r: ThreadResponse): ThreadResponse {
@@ -253,9 +283,13 @@ export class PipelinePool {
     return r;
   }
 
-  /** Runs a version's pipeline on some thread. File buffers are moved to the thread when possible. */
-  async run(version: VersionId, input: Record<string, unknown>, files: PipelineFiles): Promise<PipelineResult> {
-    const r = PipelinePool.unwrap(await this.submit({ type: 'run', id: this.nextId++, version, input, files }));
+  /**
+   * Runs a version's pipeline on some thread. File buffers are moved to the thread when possible.
+   * `signal` stops the run (see stop()): it rejects at once with the signal's reason (an AppError)
+   * or RUN_STOPPED.
+   */
+  async run(version: VersionId, input: Record<string, unknown>, files: PipelineFiles, signal?: AbortSignal): Promise<PipelineResult> {
+    const r = PipelinePool.unwrap(await this.submit({ type: 'run', id: this.nextId++, version, input, files }, signal));
     if (r.type !== 'done') throw new AppError('INTERNAL', `unexpected thread reply ${r.type}`);
     return r.result;
   }

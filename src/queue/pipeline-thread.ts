@@ -3,7 +3,7 @@
 // time by default (onnxruntime-node's run blocks the calling thread anyway), or several
 // (tasksPerThread), whose model calls are then batched for versions that declare it.
 //
-// Messages in:  { type: 'run', id, version, input, files }
+// Messages in:  { type: 'run', id, version, input, files } | { type: 'stop', id, reason } | { type: 'retire' }
 // Messages out: { type: 'done', id, result } | { type: 'error', id, error } | { type: 'ready', providers }
 //               | { type: 'ready-error', error } | { type: 'warn', message }
 import { parentPort, workerData } from 'node:worker_threads';
@@ -49,7 +49,10 @@ function versionOf(id: VersionId) {
   return v;
 }
 
-async function handle(msg: ThreadRequest): Promise<ThreadResponse> {
+/** Stop switches of the runs in progress, by request id (a 'stop' message aborts one). */
+const stops = new Map<number, AbortController>();
+
+async function handle(msg: ThreadRequest, signal: AbortSignal): Promise<ThreadResponse> {
   await warmed;
   const v = versionOf(msg.version);
   const runner = PIPELINES[v.manifest.pipeline];
@@ -57,7 +60,7 @@ async function handle(msg: ThreadRequest): Promise<ThreadResponse> {
   // The cache keeps the graphs of the runs in progress loaded and trims to the memory budget once
   // none is left; a graph evicted earlier and loaded again says so in the task's logs.
   const { result, notes } = await sessions.run(() =>
-    runner.run({ params: v.manifest.params, session: (g) => sessions.get(v.id, g), maxPixels: init.maxPixels }, msg.input, msg.files),
+    runner.run({ params: v.manifest.params, session: (g) => sessions.get(v.id, g), maxPixels: init.maxPixels, signal }, msg.input, msg.files),
   );
   return { type: 'done', id: msg.id, result: notes.length ? { ...result, notes: [...result.notes, ...notes] } : result, batch: sessions.batchStats(), memory: sessions.stats() };
 }
@@ -73,7 +76,14 @@ parentPort!.on('message', (msg: ThreadRequest | ThreadControl) => {
     void Promise.allSettled([...inFlight]).then(() => process.exit(0));
     return;
   }
-  const done = handle(msg).then(
+  if (msg.type === 'stop') {
+    // The run throws this at its next stage boundary (stageTimer), and answers it as its error.
+    stops.get(msg.id)?.abort(AppError.fromJSON(msg.reason));
+    return;
+  }
+  const stop = new AbortController();
+  stops.set(msg.id, stop);
+  const done = handle(msg, stop.signal).then(
     (res) => {
       const transfer = res.type === 'done' ? transferables(res.result.files.map((f) => f.data)) : [];
       parentPort!.postMessage(res, transfer);
@@ -81,5 +91,5 @@ parentPort!.on('message', (msg: ThreadRequest | ThreadControl) => {
     (e: unknown) => parentPort!.postMessage({ type: 'error', id: msg.id, error: toAppError(e).toJSON() } satisfies ThreadResponse),
   );
   inFlight.add(done);
-  void done.finally(() => inFlight.delete(done));
+  void done.finally(() => (inFlight.delete(done), stops.delete(msg.id)));
 });

@@ -5,8 +5,13 @@
 import { z } from 'zod';
 import { JobName, QueueName, type TaskJobData } from './task-queue.ts';
 
-/** Version of the queue contract; docs/queue-contract.md says "contract version N". */
-export const QUEUE_CONTRACT_VERSION = 1;
+/**
+ * Version of the queue contract; docs/queue-contract.md says "contract version N".
+ * 2: keys and the BullMQ prefix start with the prefix as a hash tag, `{iw}:` (Redis Cluster).
+ * 3: the create script takes two more KEYS (idempotency record, deadline schedule) and three more
+ *    ARGV before the task pairs (idempotency fingerprint and lifetime, cancel-after ms).
+ */
+export const QUEUE_CONTRACT_VERSION = 3;
 
 /** The data of a `run-task` job, as a front writes it. */
 export const TaskJobDataSchema = z.strictObject({

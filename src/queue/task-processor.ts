@@ -2,6 +2,9 @@
 // store outputs -> succeed. Checks for cancel before the pipeline; a cancel that lands later makes
 // the final succeed conflict, and the stored outputs are removed. Fails the record itself when the
 // error is permanent or this is the last attempt; otherwise rethrows so BullMQ retries.
+// Cancel-After: a task claimed past its deadline is canceled without starting; one running when
+// its deadline comes is stopped (downloads abort, the pipeline stops at its next stage boundary)
+// and canceled, refunded (see deadline-sweeper.ts for the refund rule).
 import { AppError, causeText, isFinalFailure, taskErrorText, toAppError } from '../errors/codes.ts';
 import { formatStageLogs, type StageTimings } from '../domain/task.ts';
 import type { Logger } from '../domain/logger.ts';
@@ -15,6 +18,7 @@ import type { TaskStore } from '../store/task-store.ts';
 import { fetchImageInput, type InputLimits } from './fetch-input.ts';
 import type { OutboundHttp } from './outbound-http.ts';
 import type { PipelinePool } from './pipeline-pool.ts';
+import { deadlineCancel } from './deadline-sweeper.ts';
 
 export interface ProcessorDeps {
   tasks: TaskStore;
@@ -72,15 +76,39 @@ export async function processTask(
     log.info({ taskId, claim }, 'task not claimable; skipped');
     return 'skipped';
   }
+  if (claim.record.deadlineMs != null && claim.atMs >= claim.record.deadlineMs) {
+    // Its deadline passed while it waited for a worker: it does not start at all.
+    await tasks.cancel(taskId, userId, deadlineCancel(claim.record, { started: false }));
+    log.info({ taskId }, 'task reached its Cancel-After deadline before it started; canceled');
+    return 'canceled';
+  }
   const { metrics } = deps;
   if (claim.previous === 'starting') metrics?.taskClaimed(claim.record.version, claim.atMs - claim.record.createdMs);
   metrics?.attemptStarted();
-  const timer = stageTimer();
+  // The deadline, timed from the claim on this process's clock (both ends of the difference are
+  // Redis time, so clock skew between hosts does not matter).
+  const deadline = new AbortController();
+  const deadlineTimer =
+    claim.record.deadlineMs == null
+      ? undefined
+      : setTimeout(() => deadline.abort(new AppError('RUN_STOPPED', 'the task reached its Cancel-After deadline')), claim.record.deadlineMs - claim.atMs);
+  const pastDeadline = () => deadline.signal.aborted;
+  // What downloads and the pipeline run watch: a hand-back or the deadline stops them.
+  const stopSignal = signal ? AbortSignal.any([signal, deadline.signal]) : deadline.signal;
+  const timer = stageTimer(stopSignal);
   const stages: StageTimings = timer.stages;
   const timed = timer.time;
   const canceled = async () => (await tasks.status(taskId)) === 'canceled';
   const handedBack = () => signal?.aborted === true;
   let notes: string[] = [`attempt: ${attempt.number}/${attempt.max}`];
+  let stage = 'download';
+  const cancelAtDeadline = async (): Promise<Outcome> => {
+    // Anything stored belongs to nobody now.
+    if (stage === 'store') await deps.blobs.removePrefix(taskPrefix(taskId));
+    const r = await tasks.cancel(taskId, userId, deadlineCancel(claim.record, { started: true, stage, by: 'worker' }, formatStageLogs(stages, notes)));
+    log.info({ taskId, stage, result: r.result }, 'task reached its Cancel-After deadline while running; stopped and canceled');
+    return 'canceled';
+  };
 
   try {
     const record = claim.record;
@@ -101,18 +129,22 @@ export async function processTask(
           const refs = Array.isArray(value) ? value : [value];
           if (refs.length === 0 || refs.some((r) => typeof r !== 'string')) throw new AppError('INPUT_INVALID', `input.${field}: missing`);
           const name = (i: number) => (Array.isArray(value) ? `${field}[${i}]` : field);
-          files[field] = await Promise.all(refs.map((ref, i) => readInput(deps, taskId, name(i), ref as string, signal)));
+          files[field] = await Promise.all(refs.map((ref, i) => readInput(deps, taskId, name(i), ref as string, stopSignal)));
         }),
       ),
     );
     if (handedBack()) return 'handed-back';
+    if (pastDeadline()) return await cancelAtDeadline();
     if (await canceled()) return 'canceled';
 
-    const result = await deps.pool.run(version.id, record.input, files);
+    stage = 'pipeline';
+    const result = await deps.pool.run(version.id, record.input, files, stopSignal);
     stages.push(...result.stages);
     notes = [...notes, ...result.notes];
     if (handedBack()) return 'handed-back';
+    if (pastDeadline()) return await cancelAtDeadline();
 
+    stage = 'store';
     const outputKeys = result.files.map((f) => taskOutputKey(taskId, f.name));
     await timed('store', () => Promise.all(result.files.map((f, i) => deps.blobs.put(outputKeys[i]!, f.data))));
 
@@ -130,6 +162,7 @@ export async function processTask(
     return 'succeeded';
   } catch (e) {
     if (handedBack()) return 'handed-back';
+    if (pastDeadline()) return await cancelAtDeadline();
     const err = toAppError(e);
     const final = isFinalFailure(err, attempt);
     log.warn({ taskId, code: err.code, err: err.message, cause: causeText(err), attempt: attempt.number, final }, 'task attempt failed');
@@ -138,6 +171,7 @@ export async function processTask(
     deps.onEnded?.();
     return 'failed';
   } finally {
+    clearTimeout(deadlineTimer);
     metrics?.stagesRan(claim.record.version, stages);
     metrics?.attemptEnded();
   }

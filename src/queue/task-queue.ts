@@ -23,6 +23,8 @@ export interface QueueSettings {
   attempts: number;
   /** Connection state changes and queue errors. */
   log?: Logger;
+  /** ioredis auto-pipelining on the producer connection (REDIS_AUTO_PIPELINE). */
+  autoPipeline?: boolean;
 }
 
 /**
@@ -43,7 +45,7 @@ export class TaskQueue {
   constructor(private readonly settings: QueueSettings) {
     // A producer connection (no blocking commands): an enqueue fails at once while Redis is down
     // and the enqueue outbox queues the task later, instead of holding the create request open.
-    this.connection = connectRedis(settings.redisUrl, { name: 'task-queue', log: settings.log });
+    this.connection = connectRedis(settings.redisUrl, { name: 'task-queue', log: settings.log, autoPipeline: settings.autoPipeline });
     this.queue = new Queue<TaskJobData>(QueueName.Tasks, { connection: this.connection, prefix: settings.prefix });
     onQueueError(this.queue, settings.log, 'task queue');
   }

@@ -4,7 +4,7 @@
 // than a grace period and queues them: a charged task is always queued.
 import type { Logger } from '../domain/logger.ts';
 import type { Schedule } from '../store/schedules.ts';
-import type { NewTask, TaskStore } from '../store/task-store.ts';
+import type { CreateResult, NewTask, TaskStore } from '../store/task-store.ts';
 import { PeriodicPass } from './periodic-pass.ts';
 import type { TaskQueue } from './task-queue.ts';
 
@@ -19,9 +19,13 @@ export class TaskSubmitter {
     this.loop = new PeriodicPass('enqueue outbox sweep', (now) => this.pass(now), deps.log);
   }
 
-  /** Creates, charges and queues a task. A failed enqueue is left to the sweep, not to the caller. */
-  async submit(t: NewTask): Promise<{ createdMs: number; balance: number }> {
+  /**
+   * Creates, charges and queues a task. A failed enqueue is left to the sweep, not to the caller.
+   * A repeat of an Idempotency-Key's first request answers that request's task, queued already.
+   */
+  async submit(t: NewTask): Promise<CreateResult> {
     const created = await this.deps.tasks.create(t);
+    if (!created.created) return created;
     await this.push(t.taskId, t.userId).catch((e: Error) =>
       this.deps.log.warn({ taskId: t.taskId, err: e.message }, 'enqueue failed; the outbox sweep will queue the task'),
     );

@@ -2,18 +2,21 @@
 // strand texture as lightness offsets around the target's L*, with the target's a*b* chroma.
 import type { HairColor } from '../domain/job.ts';
 
-/** Target colour of each spec colour, as sRGB, and the lightness swing the texture may use. */
+/**
+ * Target colour of each spec colour, as sRGB, and the lightness swing the texture may use: wide
+ * enough that strands read as strands (dark gaps, lit fibres), as real hair does at this scale.
+ */
 export const HAIR_COLOR_TARGETS: Readonly<Record<HairColor, { srgb: [number, number, number]; swing: number }>> = {
-  black: { srgb: [28, 24, 23], swing: 9 },
-  brown: { srgb: [96, 60, 38], swing: 14 },
-  blonde: { srgb: [214, 180, 112], swing: 14 },
-  red: { srgb: [168, 52, 28], swing: 13 },
-  white: { srgb: [236, 233, 226], swing: 8 },
-  grey: { srgb: [150, 150, 152], swing: 13 },
-  pink: { srgb: [232, 128, 170], swing: 12 },
-  blue: { srgb: [40, 92, 196], swing: 13 },
-  green: { srgb: [38, 140, 84], swing: 13 },
-  purple: { srgb: [112, 58, 168], swing: 13 },
+  black: { srgb: [28, 24, 23], swing: 12 },
+  brown: { srgb: [96, 60, 38], swing: 20 },
+  blonde: { srgb: [214, 180, 112], swing: 22 },
+  red: { srgb: [168, 52, 28], swing: 19 },
+  white: { srgb: [236, 233, 226], swing: 12 },
+  grey: { srgb: [150, 150, 152], swing: 18 },
+  pink: { srgb: [232, 128, 170], swing: 17 },
+  blue: { srgb: [40, 92, 196], swing: 19 },
+  green: { srgb: [38, 140, 84], swing: 19 },
+  purple: { srgb: [112, 58, 168], swing: 19 },
 };
 
 const toLinear = (c: number) => {

@@ -19,6 +19,8 @@ export interface Candidate {
   index: number;
   image: RgbImage;
   face: Face;
+  /** The other faces on the photo: people whose pixels the pipeline must leave alone. */
+  others: Face[];
   fraction: number;
   frontal: number;
   sharpness: number;
@@ -56,7 +58,7 @@ function frontality(face: Face): number {
 }
 
 /**
- * Detects the target (largest) face on each photo, refuses a photo by name when it has no face, too
+ * Detects the target (largest, most central) face on each photo, refuses a photo by name when it has no face, too
  * small a face or too much roll, and picks the best photo: largest face in pixels (more detail to
  * work with) x most frontal x sharpest.
  */
@@ -64,7 +66,8 @@ export async function chooseBestPhoto(detector: ModelSession, images: readonly R
   const candidates: Candidate[] = [];
   for (const [i, image] of images.entries()) {
     const which = images.length > 1 ? `image ${i + 1}` : 'the image';
-    const face = targetFace(await detectFaces(detector, image, rules.detector, rules.detector.min_score, t), which);
+    const faces = await detectFaces(detector, image, rules.detector, rules.detector.min_score, t);
+    const face = targetFace(faces, image.width, image.height, which);
     const fraction = face.box.width / Math.min(image.width, image.height);
     if (fraction < rules.minFaceFraction) {
       throw new AppError('FACE_TOO_SMALL', `the face in ${which} is ${Math.round(fraction * 100)}% of the picture's short side; at least ${rules.minFaceFraction * 100}% is needed`);
@@ -74,7 +77,7 @@ export async function chooseBestPhoto(detector: ModelSession, images: readonly R
     if (Math.abs(roll) > rules.maxRollDegrees) {
       throw new AppError('FACE_TILTED', `the face in ${which} is tilted ${Math.round(Math.abs(roll))} degrees; at most ${rules.maxRollDegrees} are accepted`);
     }
-    candidates.push({ index: i, image, face, fraction, frontal: frontality(face), sharpness: sharpness(image, face) });
+    candidates.push({ index: i, image, face, others: faces.filter((f) => f !== face), fraction, frontal: frontality(face), sharpness: sharpness(image, face) });
   }
   // Largest in pixels (more detail to work with), most frontal, sharpest.
   const maxSharp = Math.max(...candidates.map((c) => c.sharpness), 1e-6);

@@ -1,19 +1,55 @@
-// Step: the target face of a photo, the one a single-person pipeline works on: the largest face box
-// (by area). One rule for every pipeline, so the face the hairstyle changes is the face the try-on
-// protects and the face the face-parsing version parses.
+// Step: the target face of a photo, the one a single-person pipeline works on: the largest, most
+// central face. Score = area x (1 - 0.6 x the centre's distance from the picture's centre, relative
+// to half the diagonal): in a group photo cropped around one person that person wins over an equally
+// large neighbour at the edge, and a clearly larger face still wins from anywhere. One rule for every
+// pipeline, so the face the hairstyle changes is the face the try-on protects and the face the
+// face-parsing version parses.
 import { AppError } from '../errors/codes.ts';
 import type { Face } from './face-detection.ts';
 
-/** The largest face, or undefined when there is none. */
-export function largestFace(faces: readonly Face[]): Face | undefined {
+/** How a face ranks as the target in a width x height picture. */
+export function targetScore(f: Face, width: number, height: number): number {
+  const cx = f.box.x + f.box.width / 2 - width / 2;
+  const cy = f.box.y + f.box.height / 2 - height / 2;
+  const off = Math.hypot(cx, cy) / (Math.hypot(width, height) / 2);
+  return f.box.width * f.box.height * (1 - 0.6 * Math.min(1, off));
+}
+
+/** The largest, most central face, or undefined when there is none. */
+export function largestFace(faces: readonly Face[], width: number, height: number): Face | undefined {
   let best: Face | undefined;
-  for (const f of faces) if (!best || f.box.width * f.box.height > best.box.width * best.box.height) best = f;
+  for (const f of faces) if (!best || targetScore(f, width, height) > targetScore(best, width, height)) best = f;
   return best;
 }
 
-/** The largest face, or NO_FACE_FOUND naming the photo (`what`). */
-export function targetFace(faces: readonly Face[], what = 'the image'): Face {
-  const face = largestFace(faces);
+/** The target face, or NO_FACE_FOUND naming the photo (`what`). */
+export function targetFace(faces: readonly Face[], width: number, height: number, what = 'the image'): Face {
+  const face = largestFace(faces, width, height);
   if (!face) throw new AppError('NO_FACE_FOUND', `no face found in ${what}`);
   return face;
+}
+
+/**
+ * 1 where a pixel is nearer another face than the target, in face widths from each face's centre
+ * (a Voronoi split scaled by face size): the pixels of other people a single-person pipeline must
+ * not touch, without needing a mask per person.
+ */
+export function othersMask(target: Face, others: readonly Face[], width: number, height: number): Uint8Array {
+  const out = new Uint8Array(width * height);
+  if (others.length === 0) return out;
+  const centre = (f: Face) => [f.box.x + f.box.width / 2, f.box.y + f.box.height / 2, Math.max(f.box.width, f.box.height)] as const;
+  const [tx, ty, tw] = centre(target);
+  const cs = others.map(centre);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const dt = Math.hypot(x + 0.5 - tx, y + 0.5 - ty) / tw;
+      for (const [ox, oy, ow] of cs) {
+        if (Math.hypot(x + 0.5 - ox, y + 0.5 - oy) / ow < dt) {
+          out[y * width + x] = 1;
+          break;
+        }
+      }
+    }
+  }
+  return out;
 }

@@ -17,10 +17,21 @@ export function hashApiKey(apiKey: string): string {
   return createHash('sha256').update(apiKey).digest('hex');
 }
 
+/** Entries of the key -> user cache; past this, the oldest are dropped (a Map keeps insertion order). */
+const AUTH_CACHE_MAX = 10_000;
+
 export class Accounts {
+  /** Key hash -> user and when that answer expires (only found keys are kept). */
+  private readonly resolved = new Map<string, { userId: number; untilMs: number }>();
+
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keyspace,
+    /**
+     * How long a found key's user is remembered (AUTH_CACHE_MS): every authenticated request
+     * otherwise pays a Redis round trip before its real work. 0 = not remembered.
+     */
+    private readonly cacheMs = 0,
   ) {}
 
   /** Creates a key for a user (a new user when userId is omitted). */
@@ -42,8 +53,22 @@ export class Accounts {
 
   /** The user owning a key, or null. */
   async resolve(apiKey: string): Promise<number | null> {
-    const v = await this.redis.get(this.keys.apiKey(hashApiKey(apiKey)));
-    return v === null ? null : Number(v);
+    const hash = hashApiKey(apiKey);
+    const now = this.cacheMs > 0 ? Date.now() : 0;
+    const hit = this.resolved.get(hash);
+    if (hit && hit.untilMs > now) return hit.userId;
+    const v = await this.redis.get(this.keys.apiKey(hash));
+    if (v === null) {
+      this.resolved.delete(hash);
+      return null;
+    }
+    const userId = Number(v);
+    if (this.cacheMs > 0) {
+      this.resolved.delete(hash);
+      if (this.resolved.size >= AUTH_CACHE_MAX) this.resolved.delete(this.resolved.keys().next().value!);
+      this.resolved.set(hash, { userId, untilMs: now + this.cacheMs });
+    }
+    return userId;
   }
 
   /** The user's webhook signing secret, created on first use (concurrent first uses agree). */

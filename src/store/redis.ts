@@ -1,10 +1,36 @@
-// The ONLY importer of ioredis. Connections for the stores and for BullMQ are made here, and so is
-// the knowledge of what a lost connection looks like (isRedisUnavailable).
-import { Redis, type RedisOptions } from 'ioredis';
+// The ONLY importer of ioredis. Connections for the stores and for BullMQ are made here (one server,
+// or a Redis Cluster from a `redis+cluster://` URL), and so is the knowledge of what a lost
+// connection looks like (isRedisUnavailable).
+//
+// Redis Cluster: every key of a deployment starts with its prefix written as a hash tag, `{iw}:`
+// (config.redisKeyPrefix; BullMQ's `prefix` is the same string, as BullMQ documents for Cluster),
+// so all of them hash to one slot. That is what lets the Lua scripts, BullMQ's own scripts and the
+// pipelines here touch several keys at once on a cluster; the price is that one deployment lives on
+// one shard (a cluster gives it failover, not write scaling: run several prefixes for that).
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { AppError } from '../errors/codes.ts';
 import type { Logger } from '../domain/logger.ts';
 
-export type RedisClient = Redis;
+export type RedisClient = Redis | Cluster;
+
+/**
+ * The seed nodes of a `redis+cluster://[user:password@]host:port[,host:port...]` URL
+ * (`rediss+cluster://` for TLS); undefined for any other connection string (one server, which
+ * ioredis parses itself). config/env.ts checks the same form at start-up, naming REDIS_URL.
+ */
+export function parseClusterUrl(url: string): { nodes: Array<{ host: string; port: number }>; username?: string; password?: string; tls: boolean } | undefined {
+  const m = /^(rediss?)\+cluster:\/\/(?:([^:@/]*)(?::([^@/]*))?@)?([^/?#]+)\/?$/.exec(url);
+  if (!m) return undefined;
+  const nodes = m[4]!.split(',').map((hp) => {
+    const at = hp.lastIndexOf(':');
+    const host = hp.slice(0, at).replace(/^\[(.*)\]$/, '$1');
+    const port = Number(hp.slice(at + 1));
+    if (at <= 0 || !Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`bad cluster node "${hp}" in a redis+cluster URL (host:port)`);
+    return { host, port };
+  });
+  const dec = (v: string | undefined) => (v ? decodeURIComponent(v) : undefined);
+  return { nodes, username: dec(m[2]), password: dec(m[3]), tls: m[1] === 'rediss' };
+}
 
 export interface RedisConnectOptions {
   /**
@@ -17,6 +43,8 @@ export interface RedisConnectOptions {
   name?: string;
   /** Where state changes are logged: one line when the link is lost and one when it is back. */
   log?: Logger;
+  /** ioredis auto-pipelining (REDIS_AUTO_PIPELINE); never on a blocking (forQueue) connection. */
+  autoPipeline?: boolean;
 }
 
 /**
@@ -27,6 +55,7 @@ export interface RedisConnectOptions {
 const COMMAND_TIMEOUT_MS = 5_000;
 
 export function connectRedis(url: string, opts: RedisConnectOptions = {}): RedisClient {
+  const cluster = parseClusterUrl(url);
   const options: RedisOptions = {
     connectionName: opts.name,
     // Not for BullMQ workers: a command in flight when the link drops fails at once instead of
@@ -34,18 +63,38 @@ export function connectRedis(url: string, opts: RedisConnectOptions = {}): Redis
     maxRetriesPerRequest: opts.forQueue ? null : 0,
     ...(opts.forQueue ? {} : { commandTimeout: COMMAND_TIMEOUT_MS }),
     enableReadyCheck: true,
+    // Commands issued in one event-loop turn leave in one write: with many requests in flight, one
+    // syscall per command was the API's largest single cost (bench core, create throughput).
+    enableAutoPipelining: !opts.forQueue && opts.autoPipeline === true,
     // Reconnect with a capped backoff; the process keeps running and retries.
     retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
   };
-  const client = new Redis(url, options);
+  const client: RedisClient = cluster ? connectCluster(cluster, options) : new Redis(url, options);
   if (!opts.forQueue) {
     // Commands issued before the first connection wait for it (start-up order does not matter);
     // once connected, a command issued while the link is down fails at once
-    // (ioredis reads this option per command) rather than queueing until Redis is back.
+    // (ioredis reads this option per command, a Cluster too) rather than queueing until Redis is back.
     client.once('ready', () => (client.options.enableOfflineQueue = false));
   }
   watchConnection(client, url, opts.name ?? 'redis', opts.log);
   return client;
+}
+
+function connectCluster(target: NonNullable<ReturnType<typeof parseClusterUrl>>, node: RedisOptions): Cluster {
+  const { retryStrategy, ...redisOptions } = node;
+  const options: ClusterOptions = {
+    // Per-node options: timeouts, retries per request, credentials. A node's own reconnects are
+    // the cluster's business (it refreshes the slot map), hence no per-node retryStrategy.
+    redisOptions: {
+      ...redisOptions,
+      username: target.username,
+      password: target.password,
+      ...(target.tls ? { tls: {} } : {}),
+    },
+    enableReadyCheck: true,
+    clusterRetryStrategy: retryStrategy,
+  };
+  return new Cluster(target.nodes, options);
 }
 
 /**
@@ -59,7 +108,7 @@ export function isRedisUnavailable(e: unknown): boolean {
     if (typeof code === 'string' && NETWORK_CODES.has(code)) return true;
     if (cur.name === 'MaxRetriesPerRequestError') return true;
     if (UNAVAILABLE_MESSAGES.some((m) => cur instanceof Error && cur.message.includes(m))) return true;
-    if (/^(LOADING|BUSY|MASTERDOWN|TRYAGAIN) /.test(cur.message)) return true;
+    if (/^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN) /.test(cur.message)) return true;
   }
   return false;
 }
@@ -71,6 +120,10 @@ const UNAVAILABLE_MESSAGES = [
   'Command timed out',
   'Command aborted due to connection close',
   'Reached the max retries per request limit',
+  // ioredis Cluster: no slot map yet, or none of the nodes answers.
+  "Cluster isn't ready",
+  'None of startup nodes is available',
+  'Failed to refresh slots cache',
 ];
 
 /** STORE_UNAVAILABLE (HTTP 503, Retry-After) for an error that means Redis is down; else undefined. */
@@ -85,7 +138,7 @@ export function asStoreUnavailable(e: unknown): AppError | undefined {
  * URL and process, not per connection or attempt: "lost" when the first connection to it drops,
  * "reconnected" when the last one is back.
  */
-function watchConnection(client: Redis, url: string, name: string, log: Logger | undefined): void {
+function watchConnection(client: RedisClient, url: string, name: string, log: Logger | undefined): void {
   const link = linkTo(url, log);
   const id = `${name}#${++link.seq}`;
   let up = false;
@@ -150,7 +203,10 @@ function redactUrl(url: string): string {
   return url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
 }
 
-/** Key builder for one deployment prefix. Every key the stores use is spelled here. */
+/**
+ * Key builder for one deployment's key prefix (config.redisKeyPrefix, `{iw}`: see the header).
+ * Every key the stores use is spelled here.
+ */
 export function keyspace(prefix: string) {
   return {
     task: (taskId: string) => `${prefix}:task:${taskId}`,
@@ -174,18 +230,75 @@ export function keyspace(prefix: string) {
      */
     activeTasks: () => `${prefix}:active-tasks`,
     job: (jobId: string) => `${prefix}:job:${jobId}`,
+    /**
+     * hash: what a user's Idempotency-Key (by its sha256) created: fingerprint, task_id, job_id,
+     * cost, created_ms. Written by the create script only; expires 24 h after the first use.
+     */
+    idempotency: (userId: number, keyHash: string) => `${prefix}:user:${userId}:idempotency:${keyHash}`,
+    /** zset: task id -> its Cancel-After deadline (unix ms, Redis clock), for the deadline sweep. */
+    deadlines: () => `${prefix}:deadlines`,
+    /**
+     * Pub/sub channel (not a key): the terminal-transition script publishes a task's id here when
+     * someone waits on it (Prefer: wait), for the API's one subscription per process.
+     */
+    taskEndedChannel: () => `${prefix}:task-ended`,
   };
 }
 export type Keyspace = ReturnType<typeof keyspace>;
 
-/** Deletes every key under `prefix:` (SCAN, never KEYS): for tests and benchmarks on a shared Redis. */
+/**
+ * Deletes every key under `prefix:` (SCAN, never KEYS; on a cluster, on each master): for tests and
+ * benchmarks on a shared Redis. One DEL per key, so a prefix that is not a hash tag works too.
+ */
 export async function deleteKeysWithPrefix(redis: RedisClient, prefix: string): Promise<number> {
-  let cursor = '0';
   let deleted = 0;
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length) deleted += await redis.del(...keys);
-  } while (cursor !== '0');
+  for (const node of redis instanceof Cluster ? redis.nodes('master') : [redis]) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length === 0) continue;
+      const pipe = node.pipeline();
+      for (const k of keys) pipe.del(k);
+      for (const [err, n] of (await pipe.exec()) ?? []) {
+        if (err) throw err;
+        deleted += Number(n);
+      }
+    } while (cursor !== '0');
+  }
   return deleted;
+}
+
+/**
+ * Whether a deployment still has its data under the key form used before the prefix became a
+ * hash tag (`iw:*` rather than `{iw}:*`): its user counter exists in the old form and not in the
+ * new. Start-up refuses then (see migrateToHashTag), rather than run empty beside the old data.
+ */
+export async function hasPreHashTagData(redis: RedisClient, name: string, keyPrefix: string): Promise<boolean> {
+  if (name === keyPrefix) return false;
+  // Two single-key reads: the two keys hash to different slots on a cluster.
+  const [old, current] = await Promise.all([redis.exists(keyspace(name).userSeq()), redis.exists(keyspace(keyPrefix).userSeq())]);
+  return old === 1 && current === 0;
+}
+
+/**
+ * Renames every `name:*` key to `{name}:*` (RENAMENX: an existing new key is never overwritten;
+ * TTLs are kept). For one Redis server, with every process of the deployment stopped: a cluster
+ * cannot RENAME across slots, so migrate before moving the data onto a cluster. Returns the number
+ * of keys renamed and of those left because the new key existed.
+ */
+export async function migrateToHashTag(redis: RedisClient, name: string, keyPrefix: string): Promise<{ renamed: number; skipped: number }> {
+  if (redis instanceof Cluster) throw new Error('the key migration runs on one Redis server, not a cluster (RENAME cannot cross slots)');
+  let renamed = 0;
+  let skipped = 0;
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${name}:*`, 'COUNT', 1000);
+    cursor = next;
+    for (const k of keys) {
+      if ((await redis.renamenx(k, keyPrefix + k.slice(name.length))) === 1) renamed++;
+      else skipped++;
+    }
+  } while (cursor !== '0');
+  return { renamed, skipped };
 }

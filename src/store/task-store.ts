@@ -6,6 +6,7 @@ import { AppError } from '../errors/codes.ts';
 import { allowedFrom, isTerminal, type TaskRecord, type TaskStatus } from '../domain/task.ts';
 import type { VersionId } from '../domain/version-id.ts';
 import type { Metrics } from '../domain/metrics.ts';
+import { IDEMPOTENCY_TTL_MS } from '../domain/idempotency.ts';
 import type { Keyspace, RedisClient } from './redis.ts';
 
 const lua = (name: string) => fs.readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
@@ -13,7 +14,7 @@ const CREATE_TASK = lua('create-task');
 const TRANSITION = lua('transition');
 
 type Scripted = RedisClient & {
-  createTask(k1: string, k2: string, k3: string, k4: string, k5: string, k6: string, k7: string, ...argv: (string | number)[]): Promise<[number, number]>;
+  createTask(k1: string, k2: string, k3: string, k4: string, k5: string, k6: string, k7: string, k8: string, k9: string, ...argv: (string | number)[]): Promise<Array<number | string>>;
   transitionTask(k1: string, k2: string, k3: string, k4: string, k5: string, k6: string, ...argv: (string | number)[]): Promise<string[]>;
 };
 
@@ -32,7 +33,16 @@ export interface NewTask {
   chargeReason?: string;
   /** A job record written in the same step (job APIs). */
   job?: { jobId: string; fields: Record<string, string | number> };
+  /** Idempotency-Key (its sha256) and the request's fingerprint: see domain/idempotency.ts. */
+  idempotency?: { keyHash: string; fingerprint: string };
+  /** Cancel-After: the task is canceled if it has not ended this long after its creation. */
+  cancelAfterMs?: number;
 }
+
+/** A create's outcome: the new task, or (same Idempotency-Key, same request) the first one's. */
+export type CreateResult =
+  | { created: true; createdMs: number; balance: number }
+  | { created: false; taskId: string; jobId: string | null; cost: number; createdMs: number };
 
 export interface TaskStoreSettings {
   /** Inputs, outputs and logs of a task are deleted this long after it ends (default 1 h). */
@@ -65,13 +75,17 @@ export class TaskStore {
     /** Counts charges, refunds and tasks ended (whichever process makes the change counts it). */
     private readonly metrics?: Metrics,
   ) {
-    redis.defineCommand('createTask', { numberOfKeys: 7, lua: CREATE_TASK });
+    redis.defineCommand('createTask', { numberOfKeys: 9, lua: CREATE_TASK });
     redis.defineCommand('transitionTask', { numberOfKeys: 6, lua: TRANSITION });
     this.redis = redis as Scripted;
   }
 
-  /** Creates the record and charges `cost` credits atomically. Throws INSUFFICIENT_CREDITS. */
-  async create(t: NewTask): Promise<{ createdMs: number; balance: number }> {
+  /**
+   * Creates the record and charges `cost` credits atomically. Throws INSUFFICIENT_CREDITS, and
+   * IDEMPOTENCY_KEY_REUSED when the key's first request was another one. A repeat of the key's
+   * first request creates and charges nothing and answers that request's task.
+   */
+  async create(t: NewTask): Promise<CreateResult> {
     const taskFields: (string | number)[] = [
       'task_id', t.taskId,
       'user_id', t.userId,
@@ -83,7 +97,7 @@ export class TaskStore {
       ...(t.job ? ['job_id', t.job.jobId] : []),
     ];
     const jobFields = t.job ? Object.entries(t.job.fields).flat() : [];
-    const [code, balance] = await this.redis.createTask(
+    const reply = await this.redis.createTask(
       this.keys.task(t.taskId),
       this.keys.credits(t.userId),
       this.keys.userTasks(t.userId),
@@ -91,21 +105,34 @@ export class TaskStore {
       this.keys.enqueueOutbox(),
       t.job ? this.keys.job(t.job.jobId) : this.keys.job('-'),
       this.keys.activeTasks(),
+      this.keys.idempotency(t.userId, t.idempotency?.keyHash ?? '-'),
+      this.keys.deadlines(),
       t.taskId,
       t.cost,
       this.settings.recordTtlMs,
       t.chargeReason ?? 'task',
       taskFields.length / 2,
       jobFields.length / 2,
+      t.idempotency?.fingerprint ?? '',
+      IDEMPOTENCY_TTL_MS,
+      t.cancelAfterMs ?? 0,
       ...taskFields,
       ...jobFields,
     );
+    const [code, balance] = reply as [number, number];
+    if (code === -3) {
+      const [, cost, taskId, jobId, createdMs] = reply as [number, number, string, string, number];
+      return { created: false, taskId, jobId: jobId || null, cost, createdMs };
+    }
+    if (code === -4) {
+      throw new AppError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was already used with a different request (another body, files or operation) in the last 24 hours; use a new key for a new request');
+    }
     if (code === -1) {
       throw new AppError('INSUFFICIENT_CREDITS', `this costs ${t.cost} credits; the balance is ${balance}`, { balance, cost: t.cost });
     }
     if (code === -2) throw new AppError('INTERNAL', `task id collision: ${t.taskId}`);
     this.metrics?.taskCharged(t.version, t.cost);
-    return { createdMs: code, balance };
+    return { created: true, createdMs: code, balance };
   }
 
   async get(taskId: string): Promise<TaskRecord | null> {
@@ -133,6 +160,7 @@ export class TaskStore {
       isTerminal(to) ? '1' : '0',
       refund ? '1' : '0',
       this.settings.recordTtlMs,
+      this.keys.taskEndedChannel(),
       ...fields,
     );
     if (r[0] === 'ok') {
@@ -171,9 +199,32 @@ export class TaskStore {
     return this.transition(taskId, 'failed', true, ['error', error, ...(logs ? ['logs', logs] : [])], userId);
   }
 
-  /** starting | processing -> canceled, refunding the task's cost. */
-  cancel(taskId: string, userId?: number): Promise<TransitionResult> {
-    return this.transition(taskId, 'canceled', true, [], userId);
+  /**
+   * starting | processing -> canceled, refunding the task's cost. `why` (a deadline cancel) is
+   * written to the record's error and logs; a cancel by its owner leaves them as they are.
+   */
+  cancel(taskId: string, userId?: number, why?: { error: string; logs?: string }): Promise<TransitionResult> {
+    const fields = why ? ['error', why.error, ...(why.logs ? ['logs', why.logs] : [])] : [];
+    return this.transition(taskId, 'canceled', true, fields, userId);
+  }
+
+  /** Whether the user's Idempotency-Key (its sha256) has created something in its 24 hours. */
+  async idempotencyKeyUsed(userId: number, keyHash: string): Promise<boolean> {
+    return (await this.redis.exists(this.keys.idempotency(userId, keyHash))) === 1;
+  }
+
+  /**
+   * For a waiter (Prefer: wait): marks the task so that its terminal transition publishes its id
+   * (see transition.lua), unless it has ended already. One step, so an end is either seen here or
+   * published after. Returns the status now (null: no such record).
+   */
+  async watchEnd(taskId: string): Promise<TaskStatus | null> {
+    const status = await this.redis.eval(
+      "local s = redis.call('HGET', KEYS[1], 'status') if s and s ~= 'succeeded' and s ~= 'failed' and s ~= 'canceled' then redis.call('HSET', KEYS[1], 'notify', '1') end return s",
+      1,
+      this.keys.task(taskId),
+    );
+    return (status || null) as TaskStatus | null;
   }
 
   /**
@@ -256,5 +307,6 @@ function parseRecord(taskId: string, h: Record<string, string>): TaskRecord | nu
     cost: Number(h.cost ?? 0),
     attempts: Number(h.attempts ?? 0),
     purgedMs: num(h.purged_ms),
+    deadlineMs: num(h.deadline_ms),
   };
 }

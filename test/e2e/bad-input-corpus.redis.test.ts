@@ -36,7 +36,7 @@ async function countKeys(pattern: string): Promise<number> {
   let cursor = '0';
   let n = 0;
   do {
-    const [next, keys] = await h.services.redis.scan(cursor, 'MATCH', `${h.env.REDIS_PREFIX}:${pattern}`, 'COUNT', 1000);
+    const [next, keys] = await h.services.redis.scan(cursor, 'MATCH', `${h.config.redisKeyPrefix}:${pattern}`, 'COUNT', 1000);
     cursor = next;
     n += keys.length;
   } while (cursor !== '0');
@@ -48,7 +48,7 @@ async function snapshot(userId: number) {
   return {
     balance: await h.services.accounts.balance(userId),
     ledger: (await h.services.accounts.ledger(userId)).length,
-    userTasks: await h.services.redis.zcard(`${h.env.REDIS_PREFIX}:user:${userId}:tasks`),
+    userTasks: await h.services.redis.zcard(`${h.config.redisKeyPrefix}:user:${userId}:tasks`),
     taskRecords: await countKeys('task:*'),
     jobRecords: await countKeys('job:*'),
     queued: (await h.services.queue.counts()).wait,

@@ -150,7 +150,7 @@ describe('faults under load', { timeout: 240_000 }, () => {
       },
     );
     // 0 stuck: nothing is left in the active-task index either.
-    expect(await h.services.redis.zcard(`${h.env.REDIS_PREFIX}:active-tasks`)).toBe(0);
+    expect(await h.services.redis.zcard(`${h.config.redisKeyPrefix}:active-tasks`)).toBe(0);
 
     // Credits exact: grant minus the cost of what succeeded; every other end refunded once.
     for (const u of users) {

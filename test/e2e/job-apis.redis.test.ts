@@ -57,7 +57,7 @@ const tryonParts = (extra: Part[] = []): Part[] => [
 
 /** Tasks (and so jobs) ever queued for a user: their task index. Other tests' jobs do not count. */
 async function queuedFor(userId: number): Promise<number> {
-  return h.services.redis.zcard(`${h.env.REDIS_PREFIX}:user:${userId}:tasks`);
+  return h.services.redis.zcard(`${h.config.redisKeyPrefix}:user:${userId}:tasks`);
 }
 
 describe('create-job and get-job', () => {

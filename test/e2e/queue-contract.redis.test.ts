@@ -36,7 +36,7 @@ describe('queue contract: a foreign front', () => {
     expect(task.predict_time).toBeGreaterThan(0);
     // Charged once, never refunded; the outbox entry was cleared by the producer.
     expect(await h.services.accounts.balance(userId)).toBe(4);
-    expect(await h.services.redis.zscore(`${h.env.REDIS_PREFIX}:tasks:outbox`, taskId)).toBeNull();
+    expect(await h.services.redis.zscore(`${h.config.redisKeyPrefix}:tasks:outbox`, taskId)).toBeNull();
   });
 
   it('refuses a task the balance cannot pay, leaving nothing behind', async () => {

@@ -46,7 +46,7 @@ beforeAll(async () => {
   };
   [api, worker] = await Promise.all([spawnApiProcess(env, baseUrl, 60_000), spawnWorkerProcess(env, 60_000)]);
   client = connectRedis(redis.url);
-  const accounts = new Accounts(client, keyspace('outage'));
+  const accounts = new Accounts(client, keyspace('{outage}'));
   const key = await accounts.createKey();
   await accounts.addCredits(key.userId, 100, 'test');
   token = key.apiKey;

@@ -55,7 +55,7 @@ describe('retention', () => {
       expect((await h.call('GET', url, { token: other.token })).status).toBe(404);
     }
     // The record itself expires after TASK_RECORD_TTL_DAYS (1 day here).
-    const ttl = await h.services.redis.pttl(`${h.env.REDIS_PREFIX}:task:${id}`);
+    const ttl = await h.services.redis.pttl(`${h.config.redisKeyPrefix}:task:${id}`);
     expect(ttl).toBeGreaterThan(86_400_000 - 60_000);
     expect(ttl).toBeLessThanOrEqual(86_400_000);
   });
@@ -73,7 +73,7 @@ describe('retention', () => {
   it('two sweepers sharing the schedule purge each task once and miss none', async () => {
     // Real stores on a key prefix and blob folder of their own, which no background loop touches:
     // only the two sweepers below work on these 250 tasks.
-    const keys = keyspace(`${h.env.REDIS_PREFIX}:sweep`);
+    const keys = keyspace(`${h.config.redisKeyPrefix}:sweep`);
     const tasks = new TaskStore(h.services.redis, keys, { retentionMs: 1_000, recordTtlMs: 86_400_000 });
     const accounts = new Accounts(h.services.redis, keys);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'iw-sweep-'));
@@ -112,7 +112,7 @@ describe('retention', () => {
   });
 
   it('a sweeper that dies mid-way leaves its claimed items to the next one after the lease', async () => {
-    const schedule = new Schedule(h.services.redis, `${h.env.REDIS_PREFIX}:retention-lease`);
+    const schedule = new Schedule(h.services.redis, `${h.config.redisKeyPrefix}:retention-lease`);
     await h.services.redis.zadd(schedule.key, 0, 'task:x');
     expect(await schedule.claimDue(1_000, 60_000, 10)).toEqual(['task:x']); // then "dies"
     expect(await schedule.claimDue(2_000, 60_000, 10)).toEqual([]); // leased: nobody else takes it
@@ -133,11 +133,11 @@ describe('record expiry', () => {
     const id = await h.createTask(token, { image: h.fixtures.url('/files/astronaut.png') });
     await h.waitForTask(token, id);
     // The ended record carries the configured expiry (2.6 s) ...
-    const ttl = await h.services.redis.pttl(`${h.env.REDIS_PREFIX}:task:${id}`);
+    const ttl = await h.services.redis.pttl(`${h.config.redisKeyPrefix}:task:${id}`);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(0.00003 * 86_400_000);
     // ... and once Redis has expired it, the API no longer knows the task.
-    await waitFor(async () => !(await h.services.redis.exists(`${h.env.REDIS_PREFIX}:task:${id}`)), { what: 'the record to expire' });
+    await waitFor(async () => !(await h.services.redis.exists(`${h.config.redisKeyPrefix}:task:${id}`)), { what: 'the record to expire' });
     expect((await h.call('GET', `/api/tasks/v1/get/${id}`, { token })).status).toBe(404);
     expect((await h.call('GET', '/api/tasks/v1/list', { token })).json.result.tasks).toEqual([]);
   });

@@ -202,7 +202,7 @@ describe('validation of create', () => {
     const r = await h.call('POST', '/api/tasks/v1/create', { token: poor.token, body: good() });
     expect(r.status).toBe(402);
     expect(r.json).toMatchObject({ code: 402, result: { error: 'insufficient_credits', balance: 0, cost: 1 } });
-    expect(await h.services.redis.zcard(`${h.env.REDIS_PREFIX}:user:${poor.userId}:tasks`)).toBe(0);
+    expect(await h.services.redis.zcard(`${h.config.redisKeyPrefix}:user:${poor.userId}:tasks`)).toBe(0);
   });
 });
 

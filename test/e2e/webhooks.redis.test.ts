@@ -42,8 +42,8 @@ interface ScheduledRetry {
  */
 async function webhookJobs(hh: Harness) {
   const connection = connectRedis(hh.env.REDIS_URL!, { forQueue: true, name: 'test-webhook-jobs' });
-  const queue = new Queue<WebhookJobData>(QueueName.Webhooks, { connection, prefix: hh.env.REDIS_PREFIX });
-  const events = new QueueEvents(QueueName.Webhooks, { connection: { url: hh.env.REDIS_URL! }, prefix: hh.env.REDIS_PREFIX });
+  const queue = new Queue<WebhookJobData>(QueueName.Webhooks, { connection, prefix: hh.config.redisKeyPrefix });
+  const events = new QueueEvents(QueueName.Webhooks, { connection: { url: hh.env.REDIS_URL! }, prefix: hh.config.redisKeyPrefix });
   const get = (eventId: string) => Job.fromId<WebhookJobData>(queue, eventId);
   const retries = new Map<string, Array<Promise<ScheduledRetry>>>();
   events.on('delayed', ({ jobId, delay }) => {

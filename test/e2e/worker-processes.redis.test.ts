@@ -54,7 +54,7 @@ describe('worker processes', { timeout: 90_000 }, () => {
     const held = h.fixtures.nextHold();
     const first = await h.createTask(token, { image: h.fixtures.url('/hold/astronaut.png') });
     await held;
-    const registered = () => h.services.redis.zscore(`${h.env.REDIS_PREFIX}:workers`, a.workerId);
+    const registered = () => h.services.redis.zscore(`${h.config.redisKeyPrefix}:workers`, a.workerId);
     expect(await registered()).not.toBeNull();
     a.kill('SIGTERM');
     // Draining starts by leaving the worker registry, then closing the BullMQ worker: from then on

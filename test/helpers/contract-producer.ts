@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 
 const dir = new URL('../../contract/', import.meta.url);
 const read = (rel: string) => fs.readFileSync(new URL(rel, dir), 'utf8');
@@ -18,10 +18,13 @@ function checkAgainst(schema: any, value: Record<string, unknown>): void {
   for (const k of Object.keys(value)) if (!(k in schema.properties)) throw new Error(`job data: ${k} is not allowed`);
 }
 
-const fill = (template: string, v: Record<string, string | number>) => template.replace(/\{(\w+)\}/g, (_, name) => String(v[name]));
+// `<name>` is a placeholder; the rest of a template, braces included, is literal.
+const fill = (template: string, v: Record<string, string | number>) => template.replace(/<(\w+)>/g, (_, name) => String(v[name]));
 
 export interface ContractTask {
+  /** A `redis://` URL, or a Redis Cluster's nodes as `redis+cluster://host:port,host:port`. */
   redisUrl: string;
+  /** The deployment's REDIS_PREFIX (`iw`); keys start with `{iw}:`. */
   prefix: string;
   userId: number;
   version: string;
@@ -31,21 +34,31 @@ export interface ContractTask {
   webhookUrl?: string;
 }
 
+/** One server, or a cluster from its seed nodes (the two ways the service itself connects). */
+function connect(url: string): Redis | Cluster {
+  const m = /^redis\+cluster:\/\/(.+)$/.exec(url);
+  if (!m) return new Redis(url, { maxRetriesPerRequest: 0 });
+  const nodes = m[1]!.split(',').map((hp) => ({ host: hp.slice(0, hp.lastIndexOf(':')), port: Number(hp.slice(hp.lastIndexOf(':') + 1)) }));
+  return new Cluster(nodes, { redisOptions: { maxRetriesPerRequest: 0 } });
+}
+
 /** Creates and charges the task (one script), enqueues its job, clears the outbox entry. */
 export async function submitByContract(t: ContractTask): Promise<{ taskId: string; result: [number, number] }> {
-  const redis = new Redis(t.redisUrl, { maxRetriesPerRequest: 0 });
+  const redis = connect(t.redisUrl);
   try {
     const taskId = randomUUID().replace(/-/g, '');
-    const vars = { prefix: t.prefix, task_id: taskId, user_id: t.userId };
-    const keys = contract.create_script.keys.map((name: string) => fill(contract.keys[name], vars));
     const d = contract.create_script.defaults;
+    const vars = { prefix: t.prefix, task_id: taskId, user_id: t.userId, key_sha256: d.key_sha256 };
+    const keys = contract.create_script.keys.map((name: string) => fill(contract.keys[name], vars));
     const fields = ['task_id', taskId, 'user_id', t.userId, 'version', t.version, 'pipeline', t.pipeline, 'input', JSON.stringify(t.input), 'webhook_url', t.webhookUrl ?? '', 'retention_ms', d.retention_ms];
-    const result = (await redis.eval(createScript, keys.length, ...keys, taskId, t.cost, d.record_ttl_ms, d.ledger_reason, fields.length / 2, 0, ...fields)) as [number, number];
+    // No Idempotency-Key and no Cancel-After: their defaults.
+    const argv = [taskId, t.cost, d.record_ttl_ms, d.ledger_reason, fields.length / 2, 0, d.idempotency_fingerprint, d.idempotency_ttl_ms, d.cancel_after_ms];
+    const result = (await redis.eval(createScript, keys.length, ...keys, ...argv, ...fields)) as [number, number];
     if (result[0] < 0) return { taskId, result };
 
     const data = { taskId, userId: t.userId };
     checkAgainst(jobDataSchema, data);
-    const queue = new Queue(contract.queue.name, { connection: redis, prefix: t.prefix });
+    const queue = new Queue(contract.queue.name, { connection: redis, prefix: fill(contract.queue.bullmq_prefix, vars) });
     try {
       const opts = { ...contract.queue.job_options, jobId: taskId };
       await queue.add(contract.queue.job_name, data, opts);

@@ -126,7 +126,7 @@ export async function startHarness(opts: { worker?: boolean; env?: Record<string
       await worker?.close();
       await fixtures.close();
       // Delete this harness's keys (tasks, users, BullMQ queue) from the shared test Redis.
-      await deleteKeysWithPrefix(services.redis, env.REDIS_PREFIX!);
+      await deleteKeysWithPrefix(services.redis, config.redisKeyPrefix);
       await services.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },

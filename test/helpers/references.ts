@@ -67,3 +67,22 @@ export async function bodyReference(bytes: Uint8Array): Promise<BodyReference> {
   for (let i = 0; i < person.length; i++) person[i] = mask.data[3 * i]!;
   return { keypoints: pose.keypoints, person, width: pose.width, height: pose.height };
 }
+
+export interface ReferenceFace {
+  box: { x: number; y: number; width: number; height: number };
+  landmarks: Landmarks;
+}
+
+/** Every face the face-landmarks version finds (its own detector and FaceMesh), with landmarks. */
+export async function referenceFaces(bytes: Uint8Array): Promise<{ faces: ReferenceFace[]; width: number; height: number }> {
+  return json(await runVersion('face-landmarks-facemesh', bytes), 'landmarks.json') as { faces: ReferenceFace[]; width: number; height: number };
+}
+
+/** Class labels per pixel (CelebAMask-HQ ids) by the face-parsing version, on its own target face. */
+export async function referenceParsing(bytes: Uint8Array): Promise<{ labels: Uint8Array; width: number; height: number }> {
+  const files = await runVersion('face-parsing-bisenet', bytes);
+  const png = await decodeImage(files.find((f) => f.name === 'labels.png')!.data, { maxPixels: 4e7 });
+  const labels = new Uint8Array(png.width * png.height);
+  for (let i = 0; i < labels.length; i++) labels[i] = png.data[3 * i]!;
+  return { labels, width: png.width, height: png.height };
+}

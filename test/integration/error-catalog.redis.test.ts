@@ -57,7 +57,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close();
   if (services) {
-    await deleteKeysWithPrefix(services.redis, config.redisPrefix);
+    await deleteKeysWithPrefix(services.redis, config.redisKeyPrefix);
     await services.close();
   }
   fs.rmSync(dataDir, { recursive: true, force: true });
@@ -179,7 +179,7 @@ describe('task API: every result.error of the README table', () => {
     const { token, userId } = await user(0);
     const r = await createTask(token, { version: FACE, input: { image: 'http://8.8.8.8/a.png' } });
     expectTaskError(r, 402, 'insufficient_credits', 'this costs 1 credits; the balance is 0', { balance: 0, cost: 1 });
-    expect(await services.redis.zcard(`${config.redisPrefix}:user:${userId}:tasks`)).toBe(0);
+    expect(await services.redis.zcard(`${config.redisKeyPrefix}:user:${userId}:tasks`)).toBe(0);
   });
 
   it('404 version_not_found', async () => {
@@ -269,6 +269,26 @@ describe('task API: every result.error of the README table', () => {
   });
 });
 
+describe('task API: the create headers (Idempotency-Key, Cancel-After)', () => {
+  it('400 idempotency_key_invalid, 400 cancel_after_invalid, 422 idempotency_key_reused; nothing charged by a refusal', async () => {
+    const { token, userId } = await user(5);
+    const body = { version: FACE, input: { image: 'http://8.8.8.8/a.png' } };
+    const create = (payload: unknown, headers: Record<string, string>) =>
+      app.inject({ method: 'POST', url: '/api/tasks/v1/create', headers: { authorization: `Bearer ${token}`, ...headers }, payload: payload as object });
+    expectTaskError(await create(body, { 'idempotency-key': 'k'.repeat(256) }), 400, 'idempotency_key_invalid', 'Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID, say); it has 256 characters');
+    expectTaskError(await create(body, { 'cancel-after': 'soon' }), 400, 'cancel_after_invalid', 'Cancel-After must be a duration such as 30s, 2m or 1h30m (got "soon")');
+    expectTaskError(await create(body, { 'cancel-after': '48h' }), 400, 'cancel_after_invalid', 'Cancel-After must be from 1s to 24h (got 48h)');
+    expect((await create(body, { 'idempotency-key': 'key-1' })).statusCode).toBe(200);
+    expectTaskError(
+      await create({ ...body, input: { image: 'http://8.8.8.8/b.png' } }, { 'idempotency-key': 'key-1' }),
+      422,
+      'idempotency_key_reused',
+      /^this Idempotency-Key was already used with a different request/,
+    );
+    expect(await services.accounts.balance(userId)).toBe(4);
+  });
+});
+
 describe('job APIs: every code of the README conformance table', () => {
   it('100000 on both create-jobs; 300102 while queued (no worker runs here)', async () => {
     const u = await user(100);
@@ -331,7 +351,7 @@ describe('job APIs: every code of the README conformance table', () => {
     expectJobCode(await createJob(HS, u.token, hairstyleParts(2)), 400101, 'Insufficient credits: this costs 12 credits; the balance is 11');
     const poor = await user(7);
     expectJobCode(await createJob(TO, poor.bearer, tryonParts()), 400101, 'Insufficient credits: this costs 8 credits; the balance is 7');
-    for (const x of [u, poor]) expect(await services.redis.zcard(`${config.redisPrefix}:user:${x.userId}:tasks`)).toBe(0);
+    for (const x of [u, poor]) expect(await services.redis.zcard(`${config.redisKeyPrefix}:user:${x.userId}:tasks`)).toBe(0);
     expect([await services.accounts.balance(u.userId), await services.accounts.balance(poor.userId)]).toEqual([11, 7]);
   });
 
@@ -416,7 +436,7 @@ describe('server faults: the real stores over a closed Redis connection', () => 
 
   it('500 internal / 300101 with HTTP 500 for any other server fault (a Redis error reply), with no detail leaked', async () => {
     // The key's entry holds the wrong type: Redis answers WRONGTYPE, a fault that is not an outage.
-    await services.redis.hset(`${config.redisPrefix}:apikey:${hashApiKey('iwk_wrongtype')}`, 'x', '1');
+    await services.redis.hset(`${config.redisKeyPrefix}:apikey:${hashApiKey('iwk_wrongtype')}`, 'x', '1');
     const r = await app.inject({ method: 'GET', url: `/api/tasks/v1/get/${'0'.repeat(32)}`, headers: { authorization: 'Bearer iwk_wrongtype' } });
     expectTaskError(r, 500, 'internal', 'internal error');
     expect(r.headers['retry-after']).toBeUndefined();

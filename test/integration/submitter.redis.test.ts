@@ -27,6 +27,6 @@ describe('enqueue outbox', () => {
   it('a normal submit leaves nothing in the outbox', async () => {
     const { token } = await h.user(10);
     await h.createTask(token, { image: h.fixtures.url('/files/astronaut.png') });
-    expect(await h.services.redis.zcard(`${h.env.REDIS_PREFIX}:tasks:outbox`)).toBe(0);
+    expect(await h.services.redis.zcard(`${h.config.redisKeyPrefix}:tasks:outbox`)).toBe(0);
   });
 });

@@ -37,7 +37,9 @@ describe('task records', () => {
     const user = await newUser(5);
     const id = newId();
     const before = Date.now();
-    const { createdMs, balance } = await tasks.create({ taskId: id, userId: user, version: V, pipeline: 'face-detection', input: { image: 'http://x' }, webhookUrl: null, cost: 2 });
+    const created = await tasks.create({ taskId: id, userId: user, version: V, pipeline: 'face-detection', input: { image: 'http://x' }, webhookUrl: null, cost: 2 });
+    if (!created.created) throw new Error('a create without an Idempotency-Key always creates');
+    const { createdMs, balance } = created;
     expect(balance).toBe(3);
     expect(Math.abs(createdMs - before)).toBeLessThan(5_000);
     const r = (await tasks.get(id))!;

@@ -30,8 +30,8 @@ describe('queue contract', () => {
 
   it('the create script is headed with its KEYS and ARGV', () => {
     const lua = contractFiles()['create-task.lua']!;
-    for (let i = 1; i <= 7; i++) expect(lua).toContain(`KEYS[${i}]`);
-    for (let i = 1; i <= 6; i++) expect(lua).toContain(`ARGV[${i}]`);
+    for (let i = 1; i <= 9; i++) expect(lua).toContain(`KEYS[${i}]`);
+    for (let i = 1; i <= 9; i++) expect(lua).toContain(`ARGV[${i}]`);
   });
 
   it("the test producer imports no project code (ioredis, bullmq and node built-ins only)", () => {

@@ -19,7 +19,7 @@ describe('task statuses', () => {
     const r: TaskRecord = {
       taskId: 't1', userId: 3, version: 'v'.repeat(64) as VersionId, pipeline: 'face-detection', jobId: null, input: { image: 'http://x' }, webhookUrl: null,
       status: 'succeeded', error: null, logs: 'decode: 1.0 ms', outputKeys: ['tasks/t1/a.json'], predictTimeS: 0.012,
-      totalTimeS: 0.2, createdMs: 1_700_000_000_999, completedMs: 1_700_000_001_200, cost: 1, attempts: 1, purgedMs: null,
+      totalTimeS: 0.2, createdMs: 1_700_000_000_999, completedMs: 1_700_000_001_200, cost: 1, attempts: 1, purgedMs: null, deadlineMs: null,
     };
     expect(toTaskView(r, (k) => `https://h/files/${k}`)).toEqual({
       task_id: 't1', user_id: 3, version: 'v'.repeat(64), error: null, total_time: 0.2, predict_time: 0.012,

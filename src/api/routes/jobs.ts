@@ -21,6 +21,9 @@ import type { TaskRecord } from '../../domain/task.ts';
 import { storedInputRef, taskInputKey, taskPrefix } from '../../domain/blob-keys.ts';
 import { authenticate } from '../auth.ts';
 import { setRetryAfter } from '../envelope.ts';
+import { idempotencyKeyOf } from '../request-headers.ts';
+import { fileSha256, requestFingerprint } from '../../domain/idempotency.ts';
+import type { JobFetchResult } from '../schemas.ts';
 import { discardUnreadBody, maxMultipartBytes, readMultipart, type FilePart, type MultipartLimits } from '../multipart.ts';
 import { UploadBudget } from '../upload-budget.ts';
 import type { BlobStore } from '../../store/blob-store.ts';
@@ -41,7 +44,7 @@ const HEADER_BYTES = 256 * 1024;
 /** How long a refused upload's remaining body is read and discarded before its connection is closed. */
 const DISCARD_MAX_MS = 10_000;
 
-interface JobSpec {
+export interface JobSpec {
   kind: JobKind;
   path: string;
   /** File fields, in the order their files are stored and listed (try-on: garment, then model). */
@@ -113,6 +116,9 @@ const TRYON: JobSpec = {
   doneText: 'Request success',
 };
 
+/** Both job APIs, as the routes below serve them (the OpenAPI document describes them from here). */
+export const JOB_APIS: readonly JobSpec[] = [HAIRSTYLE, TRYON];
+
 function envelope(reply: FastifyReply, code: number, result: unknown, en: string, error?: AppError) {
   return reply.status(jobHttpStatus(code, error)).send({ code, result, message: { en } });
 }
@@ -128,6 +134,8 @@ export function sendJobError(reply: FastifyReply, e: AppError): FastifyReply {
 interface StoredUpload {
   field: string;
   name: string;
+  /** sha256 of its bytes, when asked for (an Idempotency-Key's request fingerprint). */
+  sha256?: string;
 }
 
 /**
@@ -136,7 +144,7 @@ interface StoredUpload {
  * the spec's field order), not over the size cap, within the pixel cap by its header. Only the
  * first HEADER_BYTES stay in memory.
  */
-async function storeUpload(spec: JobSpec, f: FilePart, taskId: string, blobs: BlobStore, maxPixels: number): Promise<StoredUpload> {
+async function storeUpload(spec: JobSpec, f: FilePart, taskId: string, blobs: BlobStore, maxPixels: number, hash: boolean): Promise<StoredUpload> {
   const what = `${f.field}: file ${f.n}${f.filename ? ` (${f.filename.slice(0, 60)})` : ''}`;
   const chunks: AsyncIterator<Buffer> = f.stream[Symbol.asyncIterator]();
   let head: Buffer = Buffer.alloc(0);
@@ -158,9 +166,11 @@ async function storeUpload(spec: JobSpec, f: FilePart, taskId: string, blobs: Bl
   const header: Buffer[] = [];
   let headerBytes = 0;
   let size = 0;
+  const digest = hash ? fileSha256() : undefined;
   async function* tee(): AsyncGenerator<Buffer> {
     for (let chunk: Buffer | undefined = head; chunk; ) {
       size += chunk.length;
+      digest?.update(chunk);
       if (headerBytes < HEADER_BYTES) {
         header.push(chunk.subarray(0, HEADER_BYTES - headerBytes));
         headerBytes += Math.min(chunk.length, HEADER_BYTES - headerBytes);
@@ -179,7 +189,7 @@ async function storeUpload(spec: JobSpec, f: FilePart, taskId: string, blobs: Bl
   if (dims.width * dims.height > maxPixels) {
     throw params(`${what} is ${dims.width}x${dims.height} pixels, above the limit of ${maxPixels} pixels`);
   }
-  return { field: f.field, name };
+  return { field: f.field, name, sha256: digest?.digest() };
 }
 
 /** A stored blob's bytes (an upload whose header lies beyond HEADER_BYTES; at most the file cap). */
@@ -221,22 +231,27 @@ export function registerJobRoutes(app: FastifyInstance, deps: AppDeps): void {
     });
     scope.setErrorHandler((err: unknown, req: FastifyRequest, reply: FastifyReply) => {
       const e = asStoreUnavailable(err) ?? toAppError(err);
-      if (!e.code.startsWith('JOB_') && e.code !== 'AUTH_MISSING' && e.code !== 'AUTH_INVALID' && e.code !== 'INSUFFICIENT_CREDITS' && e.code !== 'STORE_UNAVAILABLE' && e.code !== 'UPLOADS_BUSY') {
+      if (!e.code.startsWith('JOB_') && e.code !== 'AUTH_MISSING' && e.code !== 'AUTH_INVALID' && e.code !== 'INSUFFICIENT_CREDITS' && e.code !== 'STORE_UNAVAILABLE' && e.code !== 'UPLOADS_BUSY' && !e.code.startsWith('IDEMPOTENCY_')) {
         req.log.error({ err }, 'job request failed');
       }
       return sendJobError(reply, e);
     });
 
-    for (const spec of [HAIRSTYLE, TRYON]) {
+    for (const spec of JOB_APIS) {
       scope.post(`/api/service/v1/${spec.path}/create-job`, async (req, reply) => {
         const userId = await authenticate(req, deps.accounts);
         if (!req.isMultipart()) throw params('the body must be multipart/form-data');
+        const idempotencyKey = idempotencyKeyOf(req);
         // Before any of the body is read: a balance below the cheapest job of this API (one
         // picture) cannot pay for this one whatever its fields say, so its files are not taken in.
-        // The exact cost is charged atomically with the job's creation below.
+        // The exact cost is charged atomically with the job's creation below. Not for a key used
+        // already: its repeat is answered with the first job, whatever the balance is now.
         const minCost = CREDITS_PER_PICTURE[spec.kind];
-        const balance = await deps.accounts.balance(userId);
-        if (balance < minCost) {
+        const [balance, replay] = await Promise.all([
+          deps.accounts.balance(userId),
+          idempotencyKey ? deps.tasks.idempotencyKeyUsed(userId, idempotencyKey) : false,
+        ]);
+        if (balance < minCost && !replay) {
           const cost = spec.picturesVary ? `at least ${minCost} credits (${minCost} per picture)` : `${minCost} credits`;
           throw new AppError('INSUFFICIENT_CREDITS', `this costs ${cost}; the balance is ${balance}`, { balance, cost: minCost });
         }
@@ -248,7 +263,7 @@ export function registerJobRoutes(app: FastifyInstance, deps: AppDeps): void {
 
         const taskId = randomUUID().replace(/-/g, '');
         try {
-          const body = await readMultipart(req, limits, (f) => storeUpload(spec, f, taskId, deps.blobs, deps.maxPixels));
+          const body = await readMultipart(req, limits, (f) => storeUpload(spec, f, taskId, deps.blobs, deps.maxPixels, idempotencyKey !== undefined));
           const jobParams = parseFields(spec, body.fields);
           for (const [field, { min, max }] of Object.entries(spec.fileFields)) {
             const n = body.files.filter((f) => f.field === field).length;
@@ -265,7 +280,7 @@ export function registerJobRoutes(app: FastifyInstance, deps: AppDeps): void {
             const refs = ordered.filter((f) => f.field === field).map((f) => storedInputRef(taskId, f.name));
             fileInput[field] = max > 1 ? refs : refs[0]!;
           }
-          await deps.submitter.submit({
+          const created = await deps.submitter.submit({
             taskId,
             userId,
             version: version?.id ?? null,
@@ -276,7 +291,20 @@ export function registerJobRoutes(app: FastifyInstance, deps: AppDeps): void {
             retentionMs: deps.jobs.retentionMs,
             chargeReason: `job:${spec.kind}`,
             job: { jobId, fields: jobFields({ jobId, userId, kind: spec.kind, taskId, params: parsed.params, inputs: names, fileToken: randomBytes(16).toString('hex') }) },
+            // The text fields as sent and each file's bytes (by sha256), in the order they are listed.
+            idempotency: idempotencyKey
+              ? {
+                  keyHash: idempotencyKey,
+                  fingerprint: requestFingerprint(`job:${spec.kind}`, { fields: Object.fromEntries(body.fields), files: ordered.map((f) => [f.field, f.sha256]) }),
+                }
+              : undefined,
           });
+          if (!created.created) {
+            // A repeat: the first request's job stands; these uploads are nobody's.
+            await deps.blobs.removePrefix(taskPrefix(taskId));
+            reply.header('idempotent-replayed', 'true');
+            return envelope(reply, JobCode.SUCCESS, { job_id: created.jobId }, 'Request success');
+          }
           return envelope(reply, JobCode.SUCCESS, { job_id: jobId }, 'Request success');
         } catch (e) {
           // Refused (or failed) before the job existed: nothing of it stays stored.
@@ -305,7 +333,7 @@ function jobResult(
   task: TaskRecord,
   fileUrl: (job: JobRecord, kind: 'inputs' | 'outputs', name: string) => string,
   retentionMs: number,
-): { code: number; en: string; result: { output_image_url: string[]; input_image_url: string[]; job_id: string; message: string } } {
+): { code: number; en: string; result: JobFetchResult } {
   const expired = task.purgedMs !== null;
   const inputs = expired ? [] : job.inputs.map((n) => fileUrl(job, 'inputs', n));
   const base = { output_image_url: [] as string[], input_image_url: inputs, job_id: job.jobId, message: '' };

@@ -8,9 +8,12 @@ import { VersionIdSchema } from '../../domain/version-id.ts';
 import { PIPELINE_SPECS } from '../../pipelines/specs.ts';
 import { authenticate } from '../auth.ts';
 import { ok } from '../envelope.ts';
+import { cancelAfterMsOf, idempotencyKeyOf, preferredWaitSOf } from '../request-headers.ts';
+import { requestFingerprint } from '../../domain/idempotency.ts';
 import type { AppDeps } from '../app.ts';
 
-const CreateBody = z.strictObject({
+/** The create-task body (the OpenAPI document is generated from it too: api/openapi.ts). */
+export const CreateBody = z.strictObject({
   version: z.string({ error: (i) => (i.input === undefined ? 'required, a 64-character version ID' : `must be a string, a 64-character version ID (got ${jsonKind(i.input)})`) }),
   input: z.record(z.string(), z.unknown(), { error: (i) => (i.input === undefined ? 'required, a JSON object' : `must be a JSON object (got ${jsonKind(i.input)})`) }),
   webhook_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
@@ -18,7 +21,7 @@ const CreateBody = z.strictObject({
 
 const TASK_ID = /^[0-9a-f]{32}$/;
 
-const ListQuery = z.strictObject({
+export const ListQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(100).default(20),
   cursor: z.string().max(200).optional(),
 });
@@ -68,8 +71,11 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps): void {
     return record;
   }
 
-  app.post('/api/tasks/v1/create', async (req) => {
+  app.post('/api/tasks/v1/create', async (req, reply) => {
     const userId = await authenticate(req, accounts);
+    const idempotencyKey = idempotencyKeyOf(req);
+    const cancelAfterMs = cancelAfterMsOf(req);
+    const waitS = preferredWaitSOf(req);
     if (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body)) {
       throw new AppError('BODY_INVALID', `invalid request body: the body must be a JSON object (got ${jsonKind(req.body)})`);
     }
@@ -97,7 +103,7 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps): void {
 
     const taskId = randomUUID().replace(/-/g, '');
     const cost = version.manifest.cost;
-    await deps.submitter.submit({
+    const created = await deps.submitter.submit({
       taskId,
       userId,
       version: version.id,
@@ -105,8 +111,24 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps): void {
       input: parsed.data,
       webhookUrl: webhook_url ?? null,
       cost,
+      cancelAfterMs,
+      // The body as sent (key order aside) and the deadline: what the task is. Prefer is not.
+      idempotency: idempotencyKey ? { keyHash: idempotencyKey, fingerprint: requestFingerprint('task', { body: body.data, cancel_after_ms: cancelAfterMs ?? null }) } : undefined,
     });
-    return ok({ task_id: taskId, task_cost: cost }, 'task created');
+    const result = created.created ? { task_id: taskId, task_cost: cost } : { task_id: created.taskId, task_cost: created.cost };
+    if (!created.created) reply.header('idempotent-replayed', 'true');
+    if (waitS !== undefined && deps.taskEnds) {
+      // Applied whether or not the task ends in time: the answer's shape tells which (a record has `status`).
+      reply.header('preference-applied', `wait=${waitS}`);
+      const gone = new AbortController();
+      reply.raw.once('close', () => gone.abort());
+      const ended = await deps.taskEnds.wait(result.task_id, waitS * 1000, gone.signal).catch((e: Error) => {
+        req.log.warn({ taskId: result.task_id, err: e.message }, 'Prefer: wait could not watch the task; answering without its record');
+        return null;
+      });
+      if (ended && ended.userId === userId) return ok(view(ended), `task ${ended.status}`);
+    }
+    return ok(result, created.created ? 'task created' : 'task already created with this Idempotency-Key');
   });
 
   app.get<{ Params: { task_id: string } }>('/api/tasks/v1/get/:task_id', async (req) => {

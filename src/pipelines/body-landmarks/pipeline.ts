@@ -21,7 +21,7 @@ const r4 = (v: number) => Math.round(v * 10000) / 10000;
 export const bodyLandmarksPipeline = definePipeline(bodyLandmarksSpec, async (ctx, input, files) => {
   const P = (k: string) => numberParam(ctx.params, k, 'body-landmarks');
   const minVisibility = input.min_visibility ?? P('min_visibility');
-  const t = stageTimer();
+  const t = stageTimer(ctx.signal);
   const [detector, model] = await Promise.all([ctx.session('detector'), ctx.session('landmarks')]);
   const image = await t.time('decode', () => decodeImage(files.image[0]!, { maxPixels: ctx.maxPixels }));
   const detections = await detectBodies(detector, image, P('detector_size'), P('min_score'), P('iou_threshold'), t);

@@ -9,7 +9,7 @@ import { faceDetectionSpec } from './spec.ts';
 
 export const faceDetection = definePipeline(faceDetectionSpec, async (ctx, input, files) => {
   const params = readDetectorParams(ctx.params);
-  const t = stageTimer();
+  const t = stageTimer(ctx.signal);
   const session = await ctx.session('detector');
   const image = await t.time('decode', () => decodeImage(files.image[0]!, { maxPixels: ctx.maxPixels }));
   const faces = await detectFaces(session, image, params, input.min_score ?? params.min_score, t);

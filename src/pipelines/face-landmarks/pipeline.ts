@@ -29,7 +29,7 @@ export const faceLandmarks = definePipeline(faceLandmarksSpec, async (ctx, _inpu
   const P = (k: string) => numberParam(ctx.params, k, 'face-landmarks');
   const D = P('detector_size');
   const L = P('landmark_size');
-  const t = stageTimer();
+  const t = stageTimer(ctx.signal);
   const [detector, mesh] = await Promise.all([ctx.session('detector'), ctx.session('landmarks')]);
   const image = await t.time('decode', () => decodeImage(files.image[0]!, { maxPixels: ctx.maxPixels }));
   const roi = letterboxRoi(image.width, image.height);

@@ -28,10 +28,10 @@ export const faceParsing = definePipeline(faceParsingSpec, async (ctx, _input, f
     iou_threshold: numberParam(ctx.params, 'iou_threshold', 'face-parsing'),
     max_faces: numberParam(ctx.params, 'max_faces', 'face-parsing'),
   };
-  const t = stageTimer();
+  const t = stageTimer(ctx.signal);
   const [detector, parser] = await Promise.all([ctx.session('detector'), ctx.session('parser')]);
   const image = await t.time('decode', () => decodeImage(files.image[0]!, { maxPixels: ctx.maxPixels }));
-  const face = targetFace(await detectFaces(detector, image, det, det.min_score, t));
+  const face = targetFace(await detectFaces(detector, image, det, det.min_score, t), image.width, image.height);
   const parse = await parseFace(parser, image, face, p, t);
   const outFiles = await t.time('render', async () => {
     const hair = await softClassMask(parse, image, [CLASS.hair], p.featherPx);

@@ -7,10 +7,13 @@ import type { StageTimer } from '../../domain/stage-timer.ts';
 import { meshFromFace, ovalMask } from '../../steps/face-mesh.ts';
 import { readParsingParams } from '../../steps/face-parsing.ts';
 import { chooseBestPhoto, type Candidate, type PhotoRules } from '../../steps/photo-choice.ts';
+import { othersMask } from '../../steps/target-face.ts';
 import type { PipelineContext } from '../types.ts';
-import { anchorsOf, makeFrame, rollDegrees, toFrame } from './frame.ts';
+import { anchorsOf, makeFrame, rollDegrees, toFrame, yawDegrees } from './frame.ts';
+import { AppError } from '../../errors/codes.ts';
 import { hairFromParsing, hairFromSegmentation } from './hair.ts';
-import type { HeadAnalysis } from './render.ts';
+import type { HeadAnalysis, Look } from './render.ts';
+import { srgbToLab } from '../../steps/color.ts';
 
 /** The photo rules from the version's params. */
 function photoRules(params: Readonly<Record<string, unknown>>): PhotoRules {
@@ -22,11 +25,53 @@ function photoRules(params: Readonly<Record<string, unknown>>): PhotoRules {
   };
 }
 
-export async function analyze(ctx: PipelineContext, images: readonly RgbImage[], t: StageTimer): Promise<{ analysis: HeadAnalysis; notes: string[]; chosen: Candidate }> {
+/**
+ * The photo's look, measured on the protected face (skin, below the brows): which side the light
+ * comes from (lightness right minus left), how exposed it is (mean lightness against 62, a
+ * well-exposed face; square-rooted and clamped to 0.75..1.15, so a blonde stays blonde in a dim photo), and its noise (median absolute Laplacian of the lightness, in levels).
+ */
+export function measureLook(an: Pick<HeadAnalysis, 'image' | 'protect' | 'frame'>): Look {
+  const { image, protect, frame } = an;
+  const W = image.width;
+  let l = 0, nl = 0, r = 0, nr = 0;
+  const lap: number[] = [];
+  const grey = (i: number) => 0.299 * image.data[3 * i]! + 0.587 * image.data[3 * i + 1]! + 0.114 * image.data[3 * i + 2]!;
+  for (let i = 0; i < protect.length; i++) {
+    if (!protect[i]) continue;
+    const x = i % W, y = (i - x) / W;
+    const L = srgbToLab(image.data[3 * i]!, image.data[3 * i + 1]!, image.data[3 * i + 2]!)[0];
+    if (toFrame(frame, x + 0.5, y + 0.5)[0] < 0) {
+      l += L;
+      nl++;
+    } else {
+      r += L;
+      nr++;
+    }
+    if ((x + y) % 3 === 0 && x > 0 && y > 0 && x < W - 1 && protect[i - 1] && protect[i + 1] && protect[i - W] && protect[i + W]) {
+      lap.push(Math.abs(4 * grey(i) - grey(i - 1) - grey(i + 1) - grey(i - W) - grey(i + W)) / 4);
+    }
+  }
+  const Ll = nl ? l / nl : 60, Lr = nr ? r / nr : 60;
+  lap.sort((a, b) => a - b);
+  const mean = (l + r) / Math.max(1, nl + nr);
+  return {
+    lightSide: Math.max(-1, Math.min(1, (Lr - Ll) / 25)),
+    exposure: Math.max(0.75, Math.min(1.15, (mean / 62) ** 0.5)),
+    grain: Math.max(0.5, Math.min(8, 1.5 * (lap[Math.floor(lap.length / 2)] ?? 1))),
+  };
+}
+
+export async function analyze(ctx: PipelineContext, images: readonly RgbImage[], t: StageTimer): Promise<{ analysis: HeadAnalysis; look: Look; notes: string[]; chosen: Candidate }> {
   const P = (k: string) => numberParam(ctx.params, k, 'hairstyle');
   const { best, notes } = await chooseBestPhoto(await ctx.session('detector'), images, photoRules(ctx.params), t);
   const mesh = await ctx.session('landmarks');
   const { points: lm } = await meshFromFace(mesh, best.image, best.face, P('mesh_crop_scale'), P('mesh_size'), t, ['landmarks', 'landmarks', 'landmarks']);
+  const yaw = yawDegrees(lm);
+  const maxYaw = P('max_yaw_degrees');
+  if (Math.abs(yaw) > maxYaw) {
+    const which = images.length > 1 ? `image ${best.index + 1}` : 'the image';
+    throw new AppError('FACE_TILTED', `the face in ${which} is turned ${Math.round(Math.abs(yaw))} degrees sideways; at most ${maxYaw} are accepted (a photo facing the camera works best)`);
+  }
   const frame = makeFrame(lm);
   const anchors = anchorsOf(frame, lm);
   const { width: W, height: H } = best.image;
@@ -38,11 +83,15 @@ export async function analyze(ctx: PipelineContext, images: readonly RgbImage[],
       if (oval[i] && toFrame(frame, x + 0.5, y + 0.5)[1] > anchors.brows) protect[i] = 1;
     }
   }
-  const base = { image: best.image, frame, anchors, protect };
-  const hair =
+  // Other people's pixels (nearer another face) are never changed by the removal.
+  const others = await t.time('postprocess', () => othersMask(best.face, best.others, W, H));
+  const base = { image: best.image, frame, anchors, protect, others };
+  const found =
     stringParam(ctx.params, 'hair_source', 'hairstyle') === 'parsing'
-      ? await hairFromParsing(await ctx.session('parser'), best.image, best.face, readParsingParams(ctx.params), t)
+      ? await hairFromParsing(await ctx.session('parser'), await ctx.session('segmenter'), { width: P('segmenter_width'), height: P('segmenter_height') }, base, best.face, readParsingParams(ctx.params), t)
       : await hairFromSegmentation(await ctx.session('segmenter'), { width: P('segmenter_width'), height: P('segmenter_height') }, base, lm, t);
-  notes.push(`face roll ${rollDegrees(frame).toFixed(1)} degrees, face width ${Math.round(frame.scale)} px`);
-  return { analysis: { ...base, hair }, notes, chosen: best };
+  const look = measureLook(base);
+  notes.push(`face roll ${rollDegrees(frame).toFixed(1)} degrees, yaw ${yaw.toFixed(1)} degrees, face width ${Math.round(frame.scale)} px, ${best.others.length} other face(s) left alone`);
+  notes.push(`look: light from the ${look.lightSide >= 0 ? 'right' : 'left'} (${look.lightSide.toFixed(2)}), exposure ${look.exposure.toFixed(2)}, grain ${look.grain.toFixed(1)}`);
+  return { analysis: { ...base, ...found }, look, notes, chosen: best };
 }

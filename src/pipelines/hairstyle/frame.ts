@@ -1,7 +1,7 @@
 // The canonical face frame templates are drawn in. From the 468 FaceMesh landmarks:
-//   origin  the midpoint of the two eye centres
+//   origin  on the eye line, at the skull's centre line (the eyes' midpoint on a frontal face)
 //   u axis  along the eye line, towards the image-right eye; v axis perpendicular, towards the chin
-//   unit    the face width between the cheek extremes (landmarks 234 and 454)
+//   unit    the face width between the cheek extremes (landmarks 234 and 454), measured in 3D
 // Anchors measured in that frame (forehead top, brows, ear level, chin, face half-width) let one
 // template fit every head, at any size and roll.
 import { FACE_OVAL } from '../../steps/face-mesh.ts';
@@ -28,8 +28,12 @@ export interface Anchors {
   chin: number;
   /** Half the face width at the eyes (about 0.5). */
   halfWidth: number;
-  /** Face-oval half-width as a function of v (interpolated from the landmarks). */
-  ovalHalfWidth(v: number): number;
+  /**
+   * Face-oval half-width at v on one side (side < 0: the image-left half, > 0: the right half;
+   * 0: the wider of the two), interpolated from the landmarks of that side only: a turned face's
+   * halves differ, and mixing them made a zigzag edge.
+   */
+  ovalHalfWidth(v: number, side?: number): number;
 }
 
 export function makeFrame(lm: ReadonlyArray<readonly [number, number, number]>): Frame {
@@ -39,8 +43,25 @@ export function makeFrame(lm: ReadonlyArray<readonly [number, number, number]>):
   const dx = lx - rx;
   const dy = ly - ry;
   const d = Math.hypot(dx, dy) || 1;
-  const scale = Math.hypot(lm[454]![0] - lm[234]![0], lm[454]![1] - lm[234]![1]);
-  return { ox: (rx + lx) / 2, oy: (ry + ly) / 2, ux: dx / d, uy: dy / d, scale };
+  const ux = dx / d, uy = dy / d;
+  // The face width in 3D (FaceMesh's z is in pixels too): a face turned sideways keeps its size.
+  const [a, b] = [lm[234]!, lm[454]!];
+  const scale = Math.hypot(b[0] - a[0], b[1] - a[1], b[2] - a[2]);
+  // The skull's centre line: between the cheek extremes, moved away from where the nose points by
+  // half the nose's offset (the back of the head shows on the far side of a turned face). Zero
+  // for a frontal face, where it is the eyes' midpoint as before.
+  const ex = (rx + lx) / 2, ey = (ry + ly) / 2;
+  const along = (x: number, y: number) => (x - ex) * ux + (y - ey) * uy;
+  const cheeks = along((a[0] + b[0]) / 2, (a[1] + b[1]) / 2);
+  const nose = along(lm[4]![0], lm[4]![1]);
+  const shift = cheeks - 0.5 * (nose - cheeks);
+  return { ox: ex + shift * ux, oy: ey + shift * uy, ux, uy, scale };
+}
+
+/** Yaw of the head in degrees (0 = frontal): the cheek-to-cheek line's angle out of the picture plane. */
+export function yawDegrees(lm: ReadonlyArray<readonly [number, number, number]>): number {
+  const [a, b] = [lm[234]!, lm[454]!];
+  return (Math.atan2(b[2] - a[2], Math.hypot(b[0] - a[0], b[1] - a[1])) * 180) / Math.PI;
 }
 
 export function toFrame(f: Frame, x: number, y: number): [number, number] {
@@ -61,17 +82,20 @@ export function rollDegrees(f: Frame): number {
 export function anchorsOf(f: Frame, lm: ReadonlyArray<readonly [number, number, number]>): Anchors {
   const uv = (i: number) => toFrame(f, lm[i]![0], lm[i]![1]);
   const oval = FACE_OVAL.map(uv);
-  // Half-width of the oval at each v: from the oval's points, as a sorted table to interpolate.
-  const table = oval.map(([u, v]) => [v, Math.abs(u)] as const).sort((a, b) => a[0] - b[0]);
-  const ovalHalfWidth = (v: number) => {
-    if (v <= table[0]![0]) return table[0]![1];
-    if (v >= table[table.length - 1]![0]) return table[table.length - 1]![1];
+  // One table per side: (v, |u|) of that side's oval points, sorted by v, interpolated.
+  const table = (sign: number) => oval.filter(([u]) => Math.sign(u) === sign || Math.abs(u) < 1e-3).map(([u, v]) => [v, Math.abs(u)] as const).sort((a, b) => a[0] - b[0]);
+  const tables = [table(-1), table(1)] as const;
+  const interp = (t: ReadonlyArray<readonly [number, number]>, v: number) => {
+    if (t.length === 0) return 0.5;
+    if (v <= t[0]![0]) return t[0]![1];
+    if (v >= t[t.length - 1]![0]) return t[t.length - 1]![1];
     let i = 1;
-    while (table[i]![0] < v) i++;
-    const [v0, w0] = table[i - 1]!;
-    const [v1, w1] = table[i]!;
+    while (t[i]![0] < v) i++;
+    const [v0, w0] = t[i - 1]!;
+    const [v1, w1] = t[i]!;
     return v1 === v0 ? Math.max(w0, w1) : w0 + ((w1 - w0) * (v - v0)) / (v1 - v0);
   };
+  const ovalHalfWidth = (v: number, side = 0) => (side < 0 ? interp(tables[0], v) : side > 0 ? interp(tables[1], v) : Math.max(interp(tables[0], v), interp(tables[1], v)));
   return {
     forehead: uv(10)[1],
     brows: Math.min(...BROWS.map((i) => uv(i)[1])),

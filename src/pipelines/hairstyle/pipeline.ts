@@ -3,8 +3,8 @@
 //   too small a face or too much roll, naming the photo) -> the best photo (largest x most frontal
 //   x sharpest) -> FaceMesh landmarks -> original hair: BiSeNet face parsing (hair class, soft at
 //   full resolution), or person segmentation + landmarks + colour statistics ->
-//   per output: template rendering -> removal of the old hair it does not cover (push-pull
-//   inpainting graph) -> compositing in CIE Lab -> encode (JPEG, quality configurable; PNG on request)
+//   per output: template rendering -> removal of the old hair it does not cover (exemplar fill
+//   per what the hair hides) -> compositing in CIE Lab -> encode (JPEG, quality configurable; PNG on request)
 // Outputs: result-k.jpg|png (k = 1..num_outputs), hair-mask-k.png, hairstyle.json.
 // The rendering stage is one function (renderHair): a generative ONNX version can replace it
 // without touching analysis, removal or compositing.
@@ -12,25 +12,23 @@ import { createHash } from 'node:crypto';
 import { decodeImage } from '../../imaging/image.ts';
 import { numberParam } from '../../models/params.ts';
 import { stageTimer } from '../../domain/stage-timer.ts';
-import { inpaint } from '../../steps/inpaint.ts';
 import { jsonFile, maskFile, pictureFile } from '../output.ts';
 import { definePipeline } from '../types.ts';
 import { analyze } from './analysis.ts';
-import { alphaMask, composite, removalMask, renderHair } from './render.ts';
+import { alphaMask, composite, fillRemoved, removalMask, renderHair } from './render.ts';
 import { hairstyleSpec } from './spec.ts';
 import { variantFor } from './templates.ts';
 
 export const hairstyle = definePipeline(hairstyleSpec, async (ctx, input, files) => {
-  const t = stageTimer();
+  const t = stageTimer(ctx.signal);
   const photos = files.image_files;
   const images = await t.time('decode', () => Promise.all(photos.map((bytes) => decodeImage(bytes, { maxPixels: ctx.maxPixels }))));
-  const { analysis, notes, chosen } = await analyze(ctx, images, t);
+  const { analysis, look, notes, chosen } = await analyze(ctx, images, t);
   // Deterministic variants: the same photos and choices give the same pictures on a retry.
   const digest = createHash('sha256');
   for (const bytes of photos) digest.update(bytes);
   digest.update(`${input.hairstyle}|${input.hair_color}`);
   const seed = digest.digest().readUInt32LE(0);
-  const inpainter = await ctx.session('inpaint');
   const quality = input.jpeg_quality ?? numberParam(ctx.params, 'jpeg_quality', 'hairstyle');
   const { width, height } = analysis.image;
   const outFiles = [];
@@ -38,10 +36,10 @@ export const hairstyle = definePipeline(hairstyleSpec, async (ctx, input, files)
   for (let k = 0; k < input.num_outputs; k++) {
     const p = variantFor(seed, k);
     variants.push(p);
-    const layer = await t.time('render', () => renderHair(analysis, input.hairstyle, p));
+    const layer = await t.time('render', () => renderHair(analysis, look, input.hairstyle, p));
     const hole = await t.time('removal', () => removalMask(analysis, layer));
-    const filled = await t.infer('removal', () => inpaint(inpainter, analysis.image, hole));
-    const result = await t.time('composite', () => composite(filled, layer, input.hair_color));
+    const filled = await t.time('removal', () => fillRemoved(analysis, hole, seed));
+    const result = await t.time('composite', () => composite(filled, layer, input.hair_color, look, seed + k));
     outFiles.push(await t.time('encode', () => pictureFile(`result-${k + 1}`, result, input.output_format, quality)), await maskFile(`hair-mask-${k + 1}.png`, alphaMask(layer), width, height));
   }
   outFiles.push(

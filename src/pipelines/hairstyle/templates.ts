@@ -23,6 +23,10 @@ export interface Variant {
 export interface TemplateContext {
   a: Anchors;
   p: Variant;
+  /** One pixel in frame units: fine strands are kept coarser than this (no moire on small faces). */
+  px: number;
+  /** Light from the image-right (+1) or image-left (-1) side, estimated on the face. */
+  lightSide: number;
 }
 
 export interface Template {
@@ -65,28 +69,52 @@ function noise2(x: number, y: number, seed: number): number {
   const a = hash2(i, j, seed), b = hash2(i + 1, j, seed), c = hash2(i, j + 1, seed), d = hash2(i + 1, j + 1, seed);
   return (a * (1 - wx) + b * wx) * (1 - wy) + (c * (1 - wx) + d * wx) * wy;
 }
-/** Strands running along `angle` (radians, 0 = down the v axis): fine fibres plus clumps, -1..1. */
-function strands(u: number, v: number, angle: number, seed: number): number {
+/**
+ * Strands running along `angle` (radians, 0 = down the v axis), -1..1: fibres (at most one per
+ * ~2.5 pixels, so small faces get no moire), clumps of fibres, and per-strand lightness that
+ * varies slowly along each strand (strands cross into light and out of it).
+ */
+function strands(u: number, v: number, angle: number, seed: number, px: number): number {
   const t = u * Math.cos(angle) - v * Math.sin(angle);
   const along = u * Math.sin(angle) + v * Math.cos(angle);
-  const fine = noise1(t * 260 + noise1(along * 3, seed + 7) * 6, seed) * 2 - 1;
+  const fibre = Math.min(260, 0.4 / px);
+  const bend = noise1(along * 3, seed + 7) * 6;
+  const fine = noise1(t * fibre + bend * (fibre / 260), seed) * 2 - 1;
   const clump = noise1(t * 34 + along * 0.8, seed + 3) * 2 - 1;
-  return 0.55 * fine + 0.45 * clump;
+  const strandTone = noise2(t * fibre * 0.5, along * 6, seed + 5) * 2 - 1;
+  return 0.45 * fine + 0.35 * clump + 0.2 * strandTone;
 }
-/** Curls: rings around jittered cell centres, -1..1. */
-function curls(u: number, v: number, freq: number, seed: number): number {
+/**
+ * Curls, -1..1: the picture is tiled into jittered cells (Worley), each cell one ringlet: a spiral
+ * of strands turning around its centre (lit on the side facing up, shadowed underneath), dark in
+ * the creases where ringlets meet (distance to the nearest cell edge), fibres along the spiral.
+ */
+function curls(u: number, v: number, freq: number, seed: number, px: number): number {
   const x = u * freq, y = v * freq;
   const i = Math.floor(x), j = Math.floor(y);
-  let best = 9;
+  let d1 = 9, d2 = 9, bx = 0, by = 0, bh = 0;
   for (let dj = -1; dj <= 1; dj++) {
     for (let di = -1; di <= 1; di++) {
-      const cx = i + di + 0.2 + 0.6 * hash2(i + di, j + dj, seed);
-      const cy = j + dj + 0.2 + 0.6 * hash2(i + di, j + dj, seed + 1);
-      best = Math.min(best, Math.hypot(x - cx, y - cy));
+      const h = hash2(i + di, j + dj, seed);
+      const cx = i + di + 0.15 + 0.7 * h;
+      const cy = j + dj + 0.15 + 0.7 * hash2(i + di, j + dj, seed + 1);
+      const d = Math.hypot(x - cx, y - cy);
+      if (d < d1) {
+        d2 = d1;
+        d1 = d;
+        bx = x - cx;
+        by = y - cy;
+        bh = h;
+      } else if (d < d2) d2 = d;
     }
   }
-  const ring = Math.cos(best * Math.PI * 3.2);
-  return 0.7 * ring - 0.5 * smooth(0.45, 0.75, best) + 0.2 * (noise2(x * 6, y * 6, seed) * 2 - 1);
+  const theta = Math.atan2(by, bx);
+  const spiral = Math.cos(theta * 2 + d1 * 9 + bh * 6);
+  const lit = -0.35 * (by / (d1 + 1e-6)) * Math.min(1, d1 * 2);
+  const crease = -0.8 * (1 - smooth(0, 0.18, d2 - d1));
+  const fine = Math.min(1, 0.05 / (px * freq));
+  const fibre = (noise1((theta * 12 + d1 * 40) * Math.max(0.3, fine), seed + 2) * 2 - 1) * 0.35;
+  return clamp(0.35 * spiral + lit + crease + fibre, -1, 1);
 }
 const ellipse = (u: number, v: number, cx: number, cy: number, rx: number, ry: number) => (Math.hypot((u - cx) / rx, (v - cy) / ry) - 1) * Math.min(rx, ry);
 const union = (a: number, b: number) => Math.min(a, b);
@@ -101,12 +129,18 @@ function cap(u: number, v: number, c: TemplateContext, extraX: number, extraTop:
   return intersect(ellipse(u, v, 0, cy, rx, ry), v - bottom);
 }
 
-/** Lighting shared by all styles: light from above, darker towards the outline and the roots. */
-function light(v: number, c: TemplateContext, depth: number, top: number): number {
+/**
+ * Lighting shared by all styles: light from above and from the side the face is lit from, darker
+ * towards the outline (the hair turns away) and the roots, and an anisotropic highlight: a band
+ * across the strands on the crown, broken up by the strands themselves (Kajiya-Kay-like).
+ */
+function light(v: number, c: TemplateContext, depth: number, top: number, u = 0): number {
   const fromTop = smooth(top, top + 1.6, v);
   const rim = -0.55 * (1 - smooth(0, 0.05, depth));
-  const band = c.p.shine * 0.55 * Math.exp(-(((v - (c.a.forehead - 0.1)) / 0.05) ** 2));
-  return 0.25 - 0.45 * fromTop + rim + band;
+  const side = 0.3 * c.lightSide * clamp(u / 0.6, -1, 1);
+  const bandV = c.a.forehead - 0.1 + 0.06 * c.lightSide * u;
+  const band = c.p.shine * 0.55 * Math.exp(-(((v - bandV) / 0.05) ** 2)) * (0.6 + 0.4 * Math.cos(u * 2.2));
+  return 0.25 - 0.45 * fromTop + rim + band + side;
 }
 
 /** The outline perturbation of a template at (u, v): fine fibres and tufts breaking the edge. */
@@ -119,7 +153,7 @@ export function wisp(t: Template, u: number, v: number, seed: number): number {
 /** Keeps hair off the face: inside the oval only above `fringe` (a v line). SDF of the allowed area. */
 export function allowedArea(u: number, v: number, a: Anchors, fringe: number): number {
   if (v >= a.chin) return -1;
-  const inside = Math.abs(u) - a.ovalHalfWidth(v);
+  const inside = Math.abs(u) - a.ovalHalfWidth(v, u);
   return Math.min(v - fringe, -inside);
 }
 
@@ -147,10 +181,10 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
         const s = Math.atan2(v - cy, u) * 9; // position along the arc
         const across = (r - 1) * 0.5 / 0.065; // -1..1 across the band
         const lobe = Math.abs(fract(s + (across > 0 ? 0.25 : -0.25) + across * 0.35) - 0.5) * 2; // plaited lobes
-        return 0.15 + 0.6 * (1 - lobe) - 0.5 * across * across + 0.25 * strands(u, v, s, c.p.seed);
+        return 0.15 + 0.6 * (1 - lobe) - 0.5 * across * across + 0.25 * strands(u, v, s, c.p.seed, c.px);
       }
       // Hair swept back from the face.
-      return light(v, c, depth, c.a.forehead - 0.35) + 0.45 * strands(u, v, Math.atan2(u, 1) * 0.6, c.p.seed);
+      return light(v, c, depth, c.a.forehead - 0.35, u) + 0.45 * strands(u, v, Math.atan2(u, 1) * 0.6, c.p.seed, c.px);
     },
   },
   'Long Layers': {
@@ -169,7 +203,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     shade(u, v, c, depth) {
       const side = u < c.p.parting ? -1 : 1;
       const angle = v < c.a.ears ? side * 0.9 * smooth(c.a.ears, c.a.forehead - 0.3, v) : side * 0.08;
-      return light(v, c, depth, c.a.forehead - 0.3) + 0.5 * strands(u, v, angle, c.p.seed) - 0.25 * Math.exp(-(((u - c.p.parting) / 0.015) ** 2)) * (v < c.a.brows ? 1 : 0);
+      return light(v, c, depth, c.a.forehead - 0.3, u) + 0.5 * strands(u, v, angle, c.p.seed, c.px) - 0.25 * Math.exp(-(((u - c.p.parting) / 0.015) ** 2)) * (v < c.a.brows ? 1 : 0);
     },
   },
   'Buzz Cut': {
@@ -180,8 +214,8 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       return intersect(cap(u, v, c, -0.015, -0.02, c.a.ears - 0.12), allowedArea(u, v, c.a, hairline(c.a)));
     },
     shade(u, v, c, depth) {
-      const stubble = noise2(u * 420, v * 420, c.p.seed) * 2 - 1;
-      return -0.2 + 0.35 * stubble + 0.5 * light(v, c, depth, c.a.forehead - 0.3);
+      const stubble = noise2(u * Math.min(420, 0.5 / c.px), v * Math.min(420, 0.5 / c.px), c.p.seed) * 2 - 1;
+      return -0.2 + 0.35 * stubble + 0.5 * light(v, c, depth, c.a.forehead - 0.3, u);
     },
   },
   'Bowl Cut': {
@@ -197,7 +231,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     shade(u, v, c, depth) {
       const crown = c.a.forehead - 0.25;
       const angle = Math.atan2(u, Math.max(0.05, v - crown)); // radiating from the crown
-      return light(v, c, depth, c.a.forehead - 0.4) + 0.5 * strands(u, v, angle, c.p.seed);
+      return light(v, c, depth, c.a.forehead - 0.4, u) + 0.5 * strands(u, v, angle, c.p.seed, c.px);
     },
   },
   Dreadlocks: {
@@ -222,7 +256,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       const local = fract((Math.abs(u) - 0.27) / 0.078 + 0.5) - 0.5; // -0.5..0.5 across a rope
       const twist = Math.sin((v * 55 + local * 9) * Math.PI);
       const cylinder = -0.7 * (local * 2) ** 2;
-      return light(v, c, depth, c.a.forehead - 0.35) * 0.6 + 0.35 * twist + cylinder + 0.2 * (noise2(u * 80, v * 80, c.p.seed) * 2 - 1);
+      return light(v, c, depth, c.a.forehead - 0.35, u) * 0.6 + 0.35 * twist + cylinder + 0.2 * (noise2(u * 80, v * 80, c.p.seed) * 2 - 1);
     },
   },
   'Short Hair': {
@@ -240,7 +274,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     shade(u, v, c, depth) {
       const sweep = c.p.parting <= 0 ? 1 : -1;
       const angle = -sweep * 1.0 * smooth(c.a.ears, c.a.forehead - 0.2, v);
-      return light(v, c, depth, c.a.forehead - 0.35) + 0.5 * strands(u, v, angle, c.p.seed);
+      return light(v, c, depth, c.a.forehead - 0.35, u) + 0.5 * strands(u, v, angle, c.p.seed, c.px);
     },
   },
   'Bombshell Curls': {
@@ -260,7 +294,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       return intersect(intersect(body, neck), allowedArea(u, v, a, hairline(a) + 0.05));
     },
     shade(u, v, c, depth) {
-      return 0.7 * light(v, c, depth, c.a.forehead - 0.45) + 0.55 * curls(u, v, 11, c.p.seed);
+      return 0.7 * light(v, c, depth, c.a.forehead - 0.45, u) + 0.55 * curls(u, v, 9, c.p.seed, c.px);
     },
   },
   Lowpoly: {
@@ -291,7 +325,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       const i = Math.floor(x), j = Math.floor(y);
       const upper = x - i + (y - j) < 1 ? 0 : 1;
       const facet = hash2(i * 2 + upper, j, c.p.seed) * 2 - 1;
-      return 0.55 * facet + 0.45 * light(v, c, Math.max(depth, 0.05), c.a.forehead - 0.4);
+      return 0.55 * facet + 0.45 * light(v, c, Math.max(depth, 0.05), c.a.forehead - 0.4, u);
     },
   },
   'Long Wave': {
@@ -312,7 +346,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       const side = u < c.p.parting ? -1 : 1;
       const angle = side * 0.05 + 0.45 * Math.cos((v - c.a.ears) * 9 + c.p.phase * 4);
       const crest = 0.3 * Math.sin((v - c.a.ears) * 9 + c.p.phase * 4 + 1.2);
-      return light(v, c, depth, c.a.forehead - 0.3) + 0.42 * strands(u, v, angle, c.p.seed) + crest;
+      return light(v, c, depth, c.a.forehead - 0.3, u) + 0.42 * strands(u, v, angle, c.p.seed, c.px) + crest;
     },
   },
   'Short Curly': {
@@ -328,7 +362,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       return intersect(crop, allowedArea(u, v, a, a.brows - 0.1 + 0.02 * Math.sin(u * 40)));
     },
     shade(u, v, c, depth) {
-      return 0.7 * light(v, c, depth, c.a.forehead - 0.45) + 0.6 * curls(u, v, 20, c.p.seed);
+      return 0.7 * light(v, c, depth, c.a.forehead - 0.45, u) + 0.6 * curls(u, v, 16, c.p.seed, c.px);
     },
   },
   Mohawk: {
@@ -345,7 +379,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       return intersect(union(strip, back), allowedArea(u, v, a, hairline(a)));
     },
     shade(u, v, c, depth) {
-      return light(v, c, depth, c.a.forehead - 0.9) + 0.5 * strands(u, v, u * 6, c.p.seed);
+      return light(v, c, depth, c.a.forehead - 0.9, u) + 0.5 * strands(u, v, u * 6, c.p.seed, c.px);
     },
   },
   'Crew Cut': {
@@ -362,7 +396,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     shade(u, v, c, depth) {
       const sideShadow = -0.3 * smooth(0.36, 0.5, Math.abs(u));
       const upward = Math.PI + u * 1.2; // brushed up
-      return light(v, c, depth, c.a.forehead - 0.45) + 0.45 * strands(u, v, upward, c.p.seed) + sideShadow;
+      return light(v, c, depth, c.a.forehead - 0.45, u) + 0.45 * strands(u, v, upward, c.p.seed, c.px) + sideShadow;
     },
   },
 };
@@ -376,7 +410,7 @@ export const SHAVED_SIDES: Template = {
     return intersect(cap(u, v, c, -0.02, -0.02, c.a.ears - 0.12), allowedArea(u, v, c.a, hairline(c.a)));
   },
   shade(u, v, c) {
-    return -0.3 + 0.3 * (noise2(u * 420, v * 420, c.p.seed) * 2 - 1);
+    return -0.3 + 0.3 * (noise2(u * Math.min(420, 0.5 / c.px), v * Math.min(420, 0.5 / c.px), c.p.seed) * 2 - 1);
   },
 };
 

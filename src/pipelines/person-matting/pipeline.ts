@@ -14,7 +14,7 @@ import { personMattingSpec } from './spec.ts';
 
 export const personMatting = definePipeline(personMattingSpec, async (ctx, _input, files) => {
   const S = numberParam(ctx.params, 'input_size', 'person-matting');
-  const t = stageTimer();
+  const t = stageTimer(ctx.signal);
   const session = await ctx.session('matting');
   const image = await t.time('decode', () => decodeImage(files.image[0]!, { maxPixels: ctx.maxPixels }));
   const alpha = await mattePerson(session, image, S, t);

@@ -18,7 +18,7 @@ export const personSegmentation = definePipeline(personSegmentationSpec, async (
   const H = numberParam(ctx.params, 'height', 'person-segmentation');
   const kind = stringParam(ctx.params, 'output', 'person-segmentation');
   const feather = numberParam(ctx.params, 'feather_px', 'person-segmentation');
-  const t = stageTimer();
+  const t = stageTimer(ctx.signal);
   const session = await ctx.session('segmenter');
   const image = await t.time('decode', () => decodeImage(files.image[0]!, { maxPixels: ctx.maxPixels }));
   const full = await segmentPerson(session, image, W, H, t, { output: kind, feather });

@@ -13,7 +13,7 @@ import { poseSpec } from './spec.ts';
 export const pose = definePipeline(poseSpec, async (ctx, input, files) => {
     const S = numberParam(ctx.params, 'input_size', 'pose');
   const minScore = input.min_score ?? numberParam(ctx.params, 'min_score', 'pose');
-  const t = stageTimer();
+  const t = stageTimer(ctx.signal);
   const session = await ctx.session('pose');
   const image = await t.time('decode', () => decodeImage(files.image[0]!, { maxPixels: ctx.maxPixels }));
   const keypoints = await estimatePose(session, image, S, t);

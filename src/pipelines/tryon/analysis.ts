@@ -68,7 +68,7 @@ export async function faceAndHair(ctx: PipelineContext, image: RgbImage, t: Stag
   const P = (k: string) => numberParam(ctx.params, k, 'tryon');
   const protect = new Uint8Array(image.width * image.height);
   const detector = { input_size: P('detector_size'), min_score: P('detector_min_score'), iou_threshold: P('detector_iou_threshold'), max_faces: P('detector_max_faces') };
-  const face = largestFace(await detectFaces(await ctx.session('detector'), image, detector, detector.min_score, t));
+  const face = largestFace(await detectFaces(await ctx.session('detector'), image, detector, detector.min_score, t), image.width, image.height);
   if (!face) return protect;
   const parse = await parseFace(await ctx.session('parser'), image, face, { parserSize: P('parser_size'), cropScale: P('parser_crop_scale'), featherPx: 0 }, t);
   const keep = new Set(classIds(ctx.params.protect_classes, 'protect_classes'));

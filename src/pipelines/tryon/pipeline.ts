@@ -23,7 +23,7 @@ import { reachRegion, warpGarment } from './warp.ts';
 
 export const tryon = definePipeline(tryonSpec, async (ctx, input, files) => {
   const type = input.clothes_type;
-  const t = stageTimer();
+  const t = stageTimer(ctx.signal);
   const [garmentImg, personImg0] = await t.time('decode', () =>
     Promise.all([decodeImage(files.clothes_image[0]!, { maxPixels: ctx.maxPixels }), decodeImage(files.custom_model[0]!, { maxPixels: ctx.maxPixels })]),
   );

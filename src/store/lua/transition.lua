@@ -9,7 +9,9 @@
 -- ARGV[3] '1' when the new status is terminal
 -- ARGV[4] '1' to refund the task's cost (once)
 -- ARGV[5] record expiry after completion, ms
--- ARGV[6..] extra field/value pairs to set
+-- ARGV[6] pub/sub channel: a terminal move publishes the task id there when the record has
+--         `notify` set (someone waits on it: Prefer: wait, see store/task-events.ts)
+-- ARGV[7..] extra field/value pairs to set
 -- Returns {'ok', previous, now_ms, field1, value1, ...} (the record after the change)
 --       | {'conflict', current} | {'missing'}
 local cur = redis.call('HGET', KEYS[1], 'status')
@@ -32,7 +34,7 @@ if ARGV[4] == '1' and redis.call('HSETNX', KEYS[1], 'refunded', '1') == 1 then
     redis.call('LTRIM', KEYS[3], 0, 9999)
   end
 end
-if #ARGV >= 6 then redis.call('HSET', KEYS[1], unpack(ARGV, 6)) end
+if #ARGV >= 7 then redis.call('HSET', KEYS[1], unpack(ARGV, 7)) end
 if ARGV[3] == '1' then
   local created = tonumber(redis.call('HGET', KEYS[1], 'created_ms'))
   redis.call('HSET', KEYS[1], 'completed_ms', ms, 'total_time', (ms - created) / 1000)
@@ -44,6 +46,8 @@ if ARGV[3] == '1' then
   if hook and hook ~= '' and (ARGV[1] == 'succeeded' or ARGV[1] == 'failed') then
     redis.call('ZADD', KEYS[5], ms, id)
   end
+  -- Only tasks someone waits on: the usual task end costs no message.
+  if redis.call('HGET', KEYS[1], 'notify') then redis.call('PUBLISH', ARGV[6], id) end
 end
 local out = {'ok', cur, ms}
 for _, v in ipairs(redis.call('HGETALL', KEYS[1])) do out[#out + 1] = v end
