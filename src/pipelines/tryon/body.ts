@@ -1,129 +1,147 @@
-// The body: where each garment landmark should land on the person, from MoveNet keypoints.
-// "L"/"R" are image left/right (the subject's right shoulder is on the image's left).
+// The body: the target's BlazePose landmarks named by image side ("L"/"R" = image left/right; a
+// person facing the camera has her right shoulder on the image's left), the torso's frame and
+// sizes, the skeleton as capsules (instance split, arm and hand occlusion, part clips), and the
+// refusals (no person, too small, a needed part out of frame).
 import { AppError } from '../../errors/codes.ts';
-import { polygonMask } from '../../imaging/polygon.ts';
 import type { ClothesType } from '../../domain/job.ts';
-import type { CocoKeypoint, Pose } from '../../steps/pose.ts';
-import type { Landmarks } from './garment.ts';
+import type { BodyLandmark, BodyLandmarkName, BodyPose } from '../../steps/blazepose.ts';
+import type { Shape } from '../../steps/person-instance.ts';
 
-export type { Pose };
-type P = [number, number];
+export type P = [number, number];
 
-const MIN_SCORE = 0.25;
+export const add = (a: P, b: P, k = 1): P => [a[0] + b[0] * k, a[1] + b[1] * k];
+export const sub = (a: P, b: P): P => [a[0] - b[0], a[1] - b[1]];
+export const mid = (a: P, b: P): P => [(a[0] + b[0]) / 2, (a[1] + b[1]) / 2];
+export const len = (a: P) => Math.hypot(a[0], a[1]) || 1;
+export const unit = (a: P): P => [a[0] / len(a), a[1] / len(a)];
+export const lerp = (a: P, b: P, t: number): P => [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t];
+export const perp = (a: P): P => [-a[1], a[0]];
 
-const REQUIRED: Record<ClothesType, Array<[CocoKeypoint, string]>> = {
-  upper_body: [['left_shoulder', 'shoulders'], ['right_shoulder', 'shoulders'], ['left_hip', 'hips'], ['right_hip', 'hips']],
-  // Knees and ankles are extrapolated along the body when out of frame (half-length photos).
-  lower_body: [['left_hip', 'hips'], ['right_hip', 'hips']],
-  dresses: [['left_shoulder', 'shoulders'], ['right_shoulder', 'shoulders'], ['left_hip', 'hips'], ['right_hip', 'hips']],
+const JOINTS = ['shoulder', 'elbow', 'wrist', 'index', 'pinky', 'hip', 'knee', 'ankle', 'foot_index'] as const;
+type Joint = (typeof JOINTS)[number];
+
+export interface Body {
+  W: number;
+  H: number;
+  /** Joints by image side. */
+  L: Record<Joint, P>;
+  R: Record<Joint, P>;
+  /** Whether a joint is present (landmark presence >= 0.5) and inside the photo. */
+  inL: Record<Joint, boolean>;
+  inR: Record<Joint, boolean>;
+  nose: P;
+  neck: P;
+  pelvis: P;
+  /** Unit vectors: image-left -> image-right across the torso, shoulders -> hips. */
+  across: P;
+  down: P;
+  /** Shoulder joint distance and torso length (shoulder line to hip line), pixels. */
+  sw: number;
+  tl: number;
+  /** The body's scale for widths: max(shoulders, 0.7 x torso), so a turned person is not thin. */
+  size: number;
+}
+
+/** The body frame of one BlazePose result. */
+export function bodyFrame(pose: BodyPose, W: number, H: number): Body {
+  const lm = pose.landmarks;
+  const leftIsRight = lm.right_shoulder.x <= lm.left_shoulder.x;
+  const [l, r] = leftIsRight ? (['right', 'left'] as const) : (['left', 'right'] as const);
+  const pt = (k: BodyLandmark): P => [k.x, k.y];
+  const inside = (k: BodyLandmark) => k.presence >= 0.5 && k.x >= -0.01 * W && k.x <= 1.01 * W && k.y >= -0.01 * H && k.y <= 1.01 * H;
+  const side = (s: 'left' | 'right', f: (k: BodyLandmark) => unknown) => Object.fromEntries(JOINTS.map((j) => [j, f(lm[`${s}_${j}` as BodyLandmarkName])]));
+  const L = side(l, pt) as Record<Joint, P>, R = side(r, pt) as Record<Joint, P>;
+  const neck = mid(L.shoulder, R.shoulder), pelvis = mid(L.hip, R.hip);
+  const down = unit(sub(pelvis, neck));
+  // Across: perpendicular to the spine, pointing the way the shoulders go.
+  let across = perp(down);
+  if (across[0] * (R.shoulder[0] - L.shoulder[0]) + across[1] * (R.shoulder[1] - L.shoulder[1]) < 0) across = [-across[0], -across[1]];
+  const sw = len(sub(R.shoulder, L.shoulder));
+  const tl = len(sub(pelvis, neck));
+  return {
+    W,
+    H,
+    L,
+    R,
+    inL: side(l, inside) as Record<Joint, boolean>,
+    inR: side(r, inside) as Record<Joint, boolean>,
+    nose: pt(lm.nose),
+    neck,
+    pelvis,
+    across,
+    down,
+    sw,
+    tl,
+    size: Math.max(sw, 0.7 * tl),
+  };
+}
+
+/** Arm chain of one image side: shoulder, elbow, wrist. */
+export const arm = (b: Body, s: 'L' | 'R'): P[] => [b[s].shoulder, b[s].elbow, b[s].wrist];
+/** Leg chain of one image side: hip, knee, ankle. */
+export const leg = (b: Body, s: 'L' | 'R'): P[] => [b[s].hip, b[s].knee, b[s].ankle];
+
+/** Forearms and hands (and optionally upper arms) as capsules. */
+export function armShapes(b: Body, { upper = true, forearm = true, hands = true } = {}): Shape[] {
+  const k = b.size;
+  const out: Shape[] = [];
+  for (const s of ['L', 'R'] as const) {
+    const j = b[s];
+    if (upper) out.push({ a: j.shoulder, b: j.elbow, r: 0.14 * k });
+    if (forearm) out.push({ a: j.elbow, b: j.wrist, r: 0.11 * k });
+    if (hands) out.push({ a: j.wrist, b: j.index, r: 0.1 * k }, { a: j.wrist, b: j.pinky, r: 0.1 * k }, { a: j.wrist, b: j.wrist, r: 0.1 * k });
+  }
+  return out;
+}
+
+/** Legs as capsules. */
+export function legShapes(b: Body): Shape[] {
+  const k = b.size;
+  const out: Shape[] = [];
+  for (const s of ['L', 'R'] as const) {
+    const j = b[s];
+    out.push({ a: j.hip, b: j.knee, r: 0.2 * k }, { a: j.knee, b: j.ankle, r: 0.13 * k }, { a: j.ankle, b: j.foot_index, r: 0.08 * k });
+  }
+  return out;
+}
+
+/** The whole skeleton as capsules and the torso polygon, for the instance split. */
+export function skeletonShapes(b: Body, headR: number): Shape[] {
+  const k = b.size;
+  return [
+    { poly: [b.L.shoulder, b.R.shoulder, b.R.hip, b.L.hip] },
+    { a: b.L.shoulder, b: b.L.hip, r: 0.12 * k },
+    { a: b.R.shoulder, b: b.R.hip, r: 0.12 * k },
+    { a: b.L.shoulder, b: b.R.shoulder, r: 0.1 * k },
+    { a: b.L.hip, b: b.R.hip, r: 0.12 * k },
+    { a: b.neck, b: b.nose, r: 0.14 * k },
+    { a: b.nose, b: b.nose, r: headR },
+    ...armShapes(b),
+    ...legShapes(b),
+  ];
+}
+
+/** What each clothes type needs to see, by joint and part name. */
+const REQUIRED: Record<ClothesType, Array<[Joint, string]>> = {
+  upper_body: [['shoulder', 'shoulders'], ['hip', 'hips']],
+  lower_body: [['hip', 'hips']],
+  dresses: [['shoulder', 'shoulders'], ['hip', 'hips']],
 };
 
-/** Refuses a photo without a person, or without the keypoints this clothes type needs (naming them). */
-export function checkBody(pose: Pose, personFraction: number, type: ClothesType, what: string): void {
-  const seen = Object.values(pose).filter((k) => k.score >= MIN_SCORE).length;
-  if (personFraction < 0.03 || seen < 5) throw new AppError('NO_PERSON_FOUND', `no person found in ${what}`);
-  const missing = [...new Set(REQUIRED[type].filter(([k]) => pose[k].score < MIN_SCORE).map(([, part]) => part))];
-  if (missing.length) {
-    throw new AppError('NO_PERSON_FOUND', `${what} does not show the ${missing.join(' and ')}, which ${type} needs`);
+/**
+ * Refuses a photo without a person, with a person under 25% of the photo's height, or without the
+ * parts a clothes type needs (naming them). `heightFraction`: the instance's height over the photo's.
+ */
+export function checkBody(b: Body | null, heightFraction: number, type: ClothesType, what: string): asserts b is Body {
+  if (!b) throw new AppError('NO_PERSON_FOUND', `no person found in ${what}`);
+  if (heightFraction < 0.25) {
+    throw new AppError('NO_PERSON_FOUND', `the person in ${what} is too small (${Math.round(heightFraction * 100)}% of its height; at least 25% needed)`);
   }
-}
-
-const add = (a: P, b: P, k = 1): P => [a[0] + b[0] * k, a[1] + b[1] * k];
-const sub = (a: P, b: P): P => [a[0] - b[0], a[1] - b[1]];
-const mid = (a: P, b: P): P => [(a[0] + b[0]) / 2, (a[1] + b[1]) / 2];
-const len = (a: P) => Math.hypot(a[0], a[1]) || 1;
-const unit = (a: P): P => [a[0] / len(a), a[1] / len(a)];
-const lerp = (a: P, b: P, t: number): P => [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t];
-
-/** The frame of the torso: image-left/right joints, across and down unit vectors, sizes. */
-export function torso(pose: Pose) {
-  const pt = (k: CocoKeypoint): P => [pose[k].x, pose[k].y];
-  const sL = pt('right_shoulder'), sR = pt('left_shoulder');
-  const hL = pt('right_hip'), hR = pt('left_hip');
-  const across = unit(sub(mid(sR, hR), mid(sL, hL)));
-  const down = unit(sub(mid(hL, hR), mid(sL, sR)));
-  const sw = len(sub(sR, sL));
-  const tl = len(sub(mid(hL, hR), mid(sL, sR)));
-  return { sL, sR, hL, hR, across, down, sw, tl, pt };
-}
-
-/** Follows the arm (shoulder -> elbow -> wrist) for `length` pixels. */
-function alongArm(pose: Pose, side: 'right' | 'left', length: number, fallback: P): P {
-  const s: P = [pose[`${side}_shoulder`].x, pose[`${side}_shoulder`].y];
-  const e: P = [pose[`${side}_elbow`].x, pose[`${side}_elbow`].y];
-  const w: P = [pose[`${side}_wrist`].x, pose[`${side}_wrist`].y];
-  if (pose[`${side}_elbow`].score < MIN_SCORE) return add(s, fallback, length);
-  const upper = len(sub(e, s));
-  if (length <= upper) return lerp(s, e, length / upper);
-  if (pose[`${side}_wrist`].score < MIN_SCORE) return add(e, unit(sub(e, s)), length - upper);
-  return lerp(e, w, Math.min(1.2, (length - upper) / len(sub(w, e))));
-}
-
-/** The knees (image left/right), or where they would be when out of frame or unsure. */
-export function knees(pose: Pose): { kL: P; kR: P } {
-  const { hL, hR, down, tl, pt } = torso(pose);
-  const ok = pose.left_knee.score >= MIN_SCORE && pose.right_knee.score >= MIN_SCORE;
-  return ok ? { kL: pt('right_knee'), kR: pt('left_knee') } : { kL: add(hL, down, 1.05 * tl), kR: add(hR, down, 1.05 * tl) };
-}
-
-/** Where each of the garment's landmarks goes on the body. */
-export function bodyTargets(pose: Pose, type: ClothesType, garment: Landmarks): Landmarks {
-  const { sL, sR, hL, hR, across, down, sw, tl, pt } = torso(pose);
-  const out = (p: P, k: number): P => add(p, across, k * sw);
-  if (type === 'lower_body') {
-    const { kL, kR } = knees(pose);
-    const ankle = (side: 'right' | 'left', knee: P, hip: P): P =>
-      pose[`${side}_ankle`].score >= MIN_SCORE ? pt(`${side}_ankle`) : add(knee, sub(knee, hip), 1);
-    const aL = ankle('right', kL, hL), aR = ankle('left', kR, hR);
-    const hipMid = mid(hL, hR);
-    return {
-      waistL: add(out(hL, -0.12), down, -0.12 * tl),
-      waistR: add(out(hR, 0.12), down, -0.12 * tl),
-      crotch: lerp(hipMid, mid(kL, kR), 0.25),
-      thighL: out(lerp(hL, kL, 0.55), -0.14),
-      thighR: out(lerp(hR, kR, 0.55), 0.14),
-      legL: aL,
-      legR: aR,
-    };
+  const missing = [...new Set(REQUIRED[type].filter(([j]) => !b.inL[j] || !b.inR[j]).map(([, part]) => part))];
+  // Legs for lower_body: the photo must reach a third of the way to the knees below the hips.
+  if (type === 'lower_body' && !missing.length) {
+    const hipY = Math.max(b.L.hip[1], b.R.hip[1]);
+    if (b.H - hipY < 0.3 * b.tl) missing.push('legs');
   }
-  const shoulderL = add(out(sL, -0.12), down, -0.04 * sw);
-  const shoulderR = add(out(sR, 0.12), down, -0.04 * sw);
-  const targets: Landmarks = {
-    shoulderL,
-    shoulderR,
-    collar: add(mid(sL, sR), down, -0.1 * sw),
-  };
-  if (type === 'dresses') {
-    const { kL, kR } = knees(pose);
-    targets.waistL = out(lerp(sL, hL, 0.6), -0.02);
-    targets.waistR = out(lerp(sR, hR, 0.6), 0.02);
-    targets.hemL = add(out(kL, -0.25), down, 0.05 * tl);
-    targets.hemR = add(out(kR, 0.25), down, 0.05 * tl);
-    return targets;
-  }
-  targets.armpitL = add(sL, down, 0.33 * tl);
-  targets.armpitR = add(sR, down, 0.33 * tl);
-  targets.hemL = add(out(hL, -0.1), down, 0.12 * tl);
-  targets.hemR = add(out(hR, 0.1), down, 0.12 * tl);
-  // Sleeves as long, relative to the shoulders, as on the garment.
-  const gsw = len(sub(garment.shoulderR!, garment.shoulderL!));
-  const ratioL = len(sub(garment.sleeveL!, garment.shoulderL!)) / gsw;
-  const ratioR = len(sub(garment.sleeveR!, garment.shoulderR!)) / gsw;
-  targets.sleeveL = alongArm(pose, 'right', ratioL * sw, unit(add(down, across, -0.6)));
-  targets.sleeveR = alongArm(pose, 'left', ratioR * sw, unit(add(down, across, 0.6)));
-  return targets;
+  if (missing.length) throw new AppError('NO_PERSON_FOUND', `${what} does not show the ${missing.join(' and ')}, which ${type} needs`);
 }
-
-/** Polygon of the body region a clothes type covers (for masks and checks), in pixels. */
-export function bodyRegion(pose: Pose, type: ClothesType): P[] {
-  const { sL, sR, hL, hR, across, down, sw, tl, pt } = torso(pose);
-  const out = (p: P, k: number): P => add(p, across, k * sw);
-  if (type === 'lower_body') {
-    const { kL, kR } = knees(pose);
-    return [add(out(hL, -0.12), down, -0.12 * tl), add(out(hR, 0.12), down, -0.12 * tl), out(kR, 0.1), out(kL, -0.1)];
-  }
-  const bottom = type === 'dresses' ? 0.9 : 0.1;
-  return [out(sL, -0.05), out(sR, 0.05), add(out(hR, 0.06), down, bottom * tl), add(out(hL, -0.06), down, bottom * tl)];
-}
-
-export { polygonMask };

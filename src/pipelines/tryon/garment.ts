@@ -1,17 +1,18 @@
-// The garment: its mask and landmarks.
+// The garment: its mask, its parts and their strips (parts.ts), in the garment photo's pixels.
 //   product photo   background colour estimated from the border (median), pixels far from it
 //                   (CIE Lab distance) kept, a morphological close, holes filled (what the border
-//                   flood cannot reach), the largest blob kept
-//   landmarks       from the mask's geometry per clothes type: collar, shoulders, armpits, sleeve
-//                   ends and hem corners (upper body); waistband, crotch and leg ends (lower body);
-//                   shoulders, waist and hem corners (dresses)
-// Landmarks are named so the body side (body.ts) can pair them.
+//                   flood cannot reach), the largest blob kept; then the parts from the mask's
+//                   rows: shoulders (6% down), the armpits (where the central run widens going
+//                   up), sleeves (outside the shoulder-armpit lines), the torso between; for
+//                   lower_body the waistband, the crotch (where the legs part) and the legs, or a
+//                   skirt (one run to the hem)
+//   worn garment    a person wearing it (garment-worn.ts)
 import type { ClothesType } from '../../domain/job.ts';
 import type { RgbImage } from '../../imaging/image.ts';
 import { dilate, erode } from '../../imaging/morphology.ts';
 import { srgbToLab } from '../../steps/color.ts';
-
-export type Landmarks = Record<string, [number, number]>;
+import { add, len, lerp, mid, perp, sub, unit, type P } from './body.ts';
+import { LIMB_STATIONS, PELVIS_STATIONS, TORSO_STATIONS, type PartName, type Strip, type Strips } from './parts.ts';
 
 /** Fills holes: everything not reachable from the border through 0-pixels becomes 1. */
 function fillHoles(mask: Uint8Array, W: number, H: number): Uint8Array {
@@ -81,107 +82,219 @@ export function productMask(img: RgbImage): Uint8Array {
   return largestBlob(fillHoles(closed, W, H), W, H);
 }
 
-interface Rows {
-  top: number;
-  bottom: number;
-  /** Leftmost and rightmost mask x of row y (or null). */
-  extent(y: number): [number, number] | null;
-  /** Runs of mask pixels in row y. */
-  runs(y: number): Array<[number, number]>;
+/** Runs of mask pixels in row y. */
+function runs(mask: Uint8Array, W: number, H: number, y: number): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  const yy = Math.min(H - 1, Math.max(0, Math.round(y)));
+  let start = -1;
+  for (let x = 0; x <= W; x++) {
+    const on = x < W && mask[yy * W + x] === 1;
+    if (on && start < 0) start = x;
+    if (!on && start >= 0) (out.push([start, x - 1]), (start = -1));
+  }
+  return out;
 }
 
-function rows(mask: Uint8Array, W: number, H: number): Rows {
-  let top = H, bottom = -1;
-  for (let y = 0; y < H; y++) {
-    for (let x = 0; x < W; x++) {
-      if (mask[y * W + x]) {
-        top = Math.min(top, y);
-        bottom = Math.max(bottom, y);
-        break;
+/** The run of row y containing x (or the nearest one). */
+function runAt(mask: Uint8Array, W: number, H: number, y: number, x: number): [number, number] | null {
+  const r = runs(mask, W, H, y);
+  if (!r.length) return null;
+  let best = r[0]!, bd = Infinity;
+  for (const run of r) {
+    const d = x < run[0] ? run[0] - x : x > run[1] ? x - run[1] : 0;
+    if (d < bd) (bd = d), (best = run);
+  }
+  return best;
+}
+
+export interface GarmentParts {
+  /** Garment-photo strips per part. */
+  strips: Strips;
+  /** 0/1 part masks in the garment photo (they overlap a little at the joins). */
+  masks: Partial<Record<PartName, Uint8Array>>;
+  /** Lengths in garment pixels (torso from the shoulder line; sleeves from their root; legs from the crotch). */
+  lengths: Partial<Record<PartName, number>>;
+  /** Garment width that matches the body's width scale: shoulder to shoulder, or the waistband. */
+  width: number;
+  /** lower_body: one piece to the hem (a skirt), not two legs. */
+  skirt: boolean;
+  /** Sleeve ends as a fraction of the garment's length from the shoulders (for the notes). */
+  sleeves: boolean;
+}
+
+/** A strip along the straight line root -> end in the garment photo, half-widths measured on `mask` across it. */
+function straightStrip(mask: Uint8Array, W: number, H: number, root: P, end: P, rootHalf: number): Strip {
+  const d = unit(sub(end, root));
+  const n = perp(d);
+  const s: Strip = { centre: [], left: [], right: [] };
+  for (const f of LIMB_STATIONS) {
+    const c = lerp(root, end, f);
+    const walk = (sign: number) => {
+      let last = 2;
+      for (let k = 0; k < 0.6 * len(sub(end, root)) + rootHalf; k++) {
+        const x = Math.round(c[0] + n[0] * k * sign), y = Math.round(c[1] + n[1] * k * sign);
+        if (x < 0 || y < 0 || x >= W || y >= H || !mask[y * W + x]) break;
+        last = k;
       }
-    }
+      return last;
+    };
+    const half = f === 0 ? rootHalf : Math.max(3, (walk(1) + walk(-1)) / 2);
+    s.centre.push(c);
+    s.left.push(add(c, n, half));
+    s.right.push(add(c, n, -half));
   }
-  const runs = (y: number) => {
-    const out: Array<[number, number]> = [];
-    let start = -1;
-    const yy = Math.min(H - 1, Math.max(0, Math.round(y)));
-    for (let x = 0; x <= W; x++) {
-      const on = x < W && mask[yy * W + x] === 1;
-      if (on && start < 0) start = x;
-      if (!on && start >= 0) (out.push([start, x - 1]), (start = -1));
-    }
-    return out;
-  };
-  return {
-    top,
-    bottom,
-    runs,
-    extent(y) {
-      const r = runs(y);
-      return r.length ? [r[0]![0], r[r.length - 1]![1]] : null;
-    },
-  };
+  return s;
 }
 
-/** Garment landmarks from its mask, per clothes type ("L"/"R" = image left/right). */
-export function garmentLandmarks(mask: Uint8Array, W: number, H: number, type: ClothesType): Landmarks {
-  const r = rows(mask, W, H);
-  if (r.bottom < 0) throw new Error('empty garment mask');
-  const h = r.bottom - r.top;
-  const at = (f: number) => r.top + f * h;
-  const ext = (f: number) => r.extent(at(f)) ?? [0, W - 1];
-  const lm: Landmarks = {};
+/** The farthest pixel of `part` from `root`, and the centroid of the part's far end along that axis. */
+function limbEnd(part: Uint8Array, W: number, root: P): { end: P; length: number } | null {
+  let far: P | null = null, fd = 0;
+  for (let i = 0; i < part.length; i++) {
+    if (!part[i]) continue;
+    const x = i % W, y = (i - x) / W;
+    const d = Math.hypot(x - root[0], y - root[1]);
+    if (d > fd) (fd = d), (far = [x, y]);
+  }
+  if (!far) return null;
+  const u = unit(sub(far, root));
+  let sx = 0, sy = 0, n = 0;
+  for (let i = 0; i < part.length; i++) {
+    if (!part[i]) continue;
+    const x = i % W, y = (i - x) / W;
+    if ((x - root[0]) * u[0] + (y - root[1]) * u[1] > 0.9 * fd) (sx += x), (sy += y), n++;
+  }
+  const end: P = [sx / n, sy / n];
+  return { end, length: len(sub(end, root)) };
+}
+
+/** Parts of a product photo's garment from its mask. */
+export function productParts(mask: Uint8Array, W: number, H: number, type: ClothesType): GarmentParts {
+  let top = H, bottom = -1;
+  for (let y = 0; y < H; y++) if (runs(mask, W, H, y).length) ((top = Math.min(top, y)), (bottom = y));
+  if (bottom < 0) throw new Error('empty garment mask');
+  const h = bottom - top;
+  const at = (f: number) => top + f * h;
+  const extent = (y: number): [number, number] => {
+    const r = runs(mask, W, H, y);
+    return r.length ? [r[0]![0], r[r.length - 1]![1]] : [0, W - 1];
+  };
+  const hem = extent(at(0.97));
+  const cx = (hem[0] + hem[1]) / 2;
+  const masks: GarmentParts['masks'] = {};
+  const strips: Strips = {};
+  const lengths: GarmentParts['lengths'] = {};
+
   if (type === 'lower_body') {
-    const [wl, wr] = ext(0.01);
-    lm.waistL = [wl, at(0.01)];
-    lm.waistR = [wr, at(0.01)];
-    // Crotch: the highest row where the legs part (two runs).
-    let crotchY = at(0.45);
-    for (let f = 0.1; f < 0.9; f += 0.01) if (r.runs(at(f)).length >= 2) { crotchY = at(f); break; }
-    const [cl, cr] = r.extent(crotchY) ?? [wl, wr];
-    lm.crotch = [(cl + cr) / 2, crotchY];
-    const bottomRuns = r.runs(at(0.98));
-    const [bl, br] = ext(0.98);
-    const leftLeg: [number, number] = bottomRuns.length >= 2 ? bottomRuns[0]! : [bl, bl];
-    const rightLeg: [number, number] = bottomRuns.length >= 2 ? bottomRuns[bottomRuns.length - 1]! : [br, br];
-    lm.legL = [(leftLeg[0] + leftLeg[1]) / 2, at(0.98)];
-    lm.legR = [(rightLeg[0] + rightLeg[1]) / 2, at(0.98)];
-    const [kl, kr] = ext(0.55);
-    lm.thighL = [kl, at(0.55)];
-    lm.thighR = [kr, at(0.55)];
-    return lm;
-  }
-  const [sl, sr] = ext(0.06);
-  lm.shoulderL = [sl, at(0.06)];
-  lm.shoulderR = [sr, at(0.06)];
-  const top = r.extent(r.top)!;
-  lm.collar = [(top[0] + top[1]) / 2, r.top];
-  const [hl, hr] = ext(0.98);
-  lm.hemL = [hl, at(0.98)];
-  lm.hemR = [hr, at(0.98)];
-  if (type === 'dresses') {
-    let waistF = 0.4, narrow = Infinity;
-    for (let f = 0.25; f <= 0.55; f += 0.01) {
-      const [a, b] = ext(f);
-      if (b - a < narrow) (narrow = b - a), (waistF = f);
+    const [wl, wr] = extent(at(0.01));
+    let crotchF = -1;
+    for (let f = 0.1; f < 0.9; f += 0.01) if (runs(mask, W, H, at(f)).length >= 2) { crotchF = f; break; }
+    const skirt = crotchF < 0 || crotchF > 0.8;
+    const waistC: P = [(wl + wr) / 2, at(0.01)];
+    if (skirt) {
+      strips.skirt = { centre: [], left: [], right: [] };
+      for (const f of TORSO_STATIONS) {
+        const y = at(0.01 + 0.96 * f);
+        const [l, r] = extent(y);
+        strips.skirt.centre.push([(l + r) / 2, y]);
+        strips.skirt.left.push([l, y]);
+        strips.skirt.right.push([r, y]);
+      }
+      masks.skirt = mask;
+      lengths.skirt = 0.96 * h;
+      return { strips, masks, lengths, width: wr - wl, skirt: true, sleeves: false };
     }
-    const [wl, wr] = ext(waistF);
-    lm.waistL = [wl, at(waistF)];
-    lm.waistR = [wr, at(waistF)];
-    return lm;
+    const cy = at(crotchF);
+    const [cl, cr] = extent(cy);
+    const crotchX = (() => {
+      const r = runs(mask, W, H, cy);
+      return r.length >= 2 ? (r[0]![1] + r[1]![0]) / 2 : (cl + cr) / 2;
+    })();
+    strips.pelvis = { centre: [], left: [], right: [] };
+    for (const f of PELVIS_STATIONS) {
+      const y = lerp(waistC, [crotchX, cy], f)[1];
+      const [l, r] = extent(y);
+      strips.pelvis.centre.push([(l + r) / 2, y]);
+      strips.pelvis.left.push([l, y]);
+      strips.pelvis.right.push([r, y]);
+    }
+    const overlap = Math.max(2, Math.round(0.02 * h));
+    masks.pelvis = Uint8Array.from(mask, (v, i) => (v && Math.floor(i / W) <= cy + overlap ? 1 : 0));
+    for (const s of ['L', 'R'] as const) {
+      const part = Uint8Array.from(mask, (v, i) => {
+        const x = i % W, y = (i - x) / W;
+        return v && y >= cy - overlap && (s === 'L' ? x < crotchX : x >= crotchX) ? 1 : 0;
+      });
+      const r = runAt(mask, W, H, cy + overlap, s === 'L' ? (cl + crotchX) / 2 : (crotchX + cr) / 2) ?? [cl, cr];
+      const root: P = [(r[0] + r[1]) / 2, cy];
+      const e = limbEnd(part, W, root);
+      if (!e) continue;
+      masks[`leg${s}`] = part;
+      strips[`leg${s}`] = straightStrip(part, W, H, root, e.end, (r[1] - r[0]) / 2);
+      lengths[`leg${s}`] = e.length;
+    }
+    return { strips, masks, lengths, width: wr - wl, skirt: false, sleeves: false };
   }
-  // Upper body: the torso edge is the extent near the hem; sleeves reach past it.
-  const torso = ext(0.8);
-  let minX = W, maxX = -1, minY = 0, maxY = 0;
-  for (let y = r.top; y <= r.bottom; y++) {
-    const e = r.extent(y);
-    if (!e) continue;
-    if (e[0] < minX) (minX = e[0]), (minY = y);
-    if (e[1] > maxX) (maxX = e[1]), (maxY = y);
+
+  // Tops and dresses: shoulders, armpits, sleeves, torso.
+  const ys = at(0.06);
+  const [sl, sr] = extent(ys);
+  const centralRows = Array.from({ length: H }, (_, y) => runAt(mask, W, H, y, cx) ?? ([cx, cx] as [number, number]));
+  const central = (y: number) => centralRows[Math.min(H - 1, Math.max(0, Math.round(y)))]!;
+  // The armpit: going up from mid-height, the first row where the central run widens by 15% in 3% of the height.
+  let armF = -1;
+  for (let f = 0.55; f > 0.1; f -= 0.01) {
+    const w0 = central(at(f + 0.03)), w1 = central(at(f));
+    if (w1[1] - w1[0] > 1.15 * (w0[1] - w0[0]) + 2) { armF = f + 0.03; break; }
   }
-  lm.sleeveL = [minX, minY];
-  lm.sleeveR = [maxX, maxY];
-  lm.armpitL = [torso[0], at(0.33)];
-  lm.armpitR = [torso[1], at(0.33)];
-  return lm;
+  const hasSleeves = armF > 0;
+  const ya = hasSleeves ? at(armF) : at(0.3);
+  const pit = central(ya);
+  const armL: P = [pit[0], ya], armR: P = [pit[1], ya];
+  const shL: P = [sl, ys], shR: P = [sr, ys];
+  // Sleeve pixels: outside the shoulder-armpit line above the armpit, outside the central run below.
+  const side = (a: P, b: P, x: number, y: number) => (b[0] - a[0]) * (y - a[1]) - (b[1] - a[1]) * (x - a[0]);
+  const sleeveOf = (s: 'L' | 'R') => {
+    const [a, b] = s === 'L' ? [shL, armL] : [shR, armR];
+    const inward = Math.sign(side(a, b, cx, (ys + ya) / 2));
+    return Uint8Array.from(mask, (v, i) => {
+      if (!v || !hasSleeves) return 0;
+      const x = i % W, y = (i - x) / W;
+      if (y <= ya) return Math.sign(side(a, b, x, y)) === -inward ? 1 : 0;
+      const c = central(y);
+      return s === 'L' ? (x < c[0] ? 1 : 0) : x > c[1] ? 1 : 0;
+    });
+  };
+  const torsoLen = at(0.97) - ys;
+  strips.torso = { centre: [], left: [], right: [] };
+  for (const f of TORSO_STATIONS) {
+    const y = ys + f * torsoLen;
+    let l: number, r: number;
+    if (hasSleeves && y < ya) {
+      const k = (y - ys) / (ya - ys);
+      (l = sl + (pit[0] - sl) * k), (r = sr + (pit[1] - sr) * k);
+    } else [l, r] = hasSleeves ? central(y) : extent(y);
+    strips.torso.centre.push([(l + r) / 2, y]);
+    strips.torso.left.push([l, y]);
+    strips.torso.right.push([r, y]);
+  }
+  lengths.torso = torsoLen;
+  const sleeveMasks = { L: sleeveOf('L'), R: sleeveOf('R') };
+  masks.torso = Uint8Array.from(mask, (v, i) => (v && !sleeveMasks.L[i] && !sleeveMasks.R[i] ? 1 : 0));
+  let any = false;
+  for (const s of ['L', 'R'] as const) {
+    const part = sleeveMasks[s];
+    let area = 0;
+    for (const v of part) area += v;
+    if (area < 0.01 * mask.length * 0.2) continue;
+    const [a, b] = s === 'L' ? [shL, armL] : [shR, armR];
+    const root = mid(a, b);
+    const e = limbEnd(part, W, root);
+    if (!e || e.length < 0.05 * h) continue;
+    any = true;
+    // The sleeve's mask reaches a little into the torso, so the parts meet without a seam.
+    masks[`sleeve${s}`] = dilate(part, W, H, 2).map((v, i) => v & mask[i]!);
+    strips[`sleeve${s}`] = straightStrip(part, W, H, root, e.end, len(sub(a, b)) / 2);
+    lengths[`sleeve${s}`] = e.length;
+  }
+  return { strips, masks, lengths, width: sr - sl, skirt: false, sleeves: any };
 }

@@ -1,85 +1,183 @@
-// Virtual try-on: one garment photo + one person photo -> that person wearing the garment.
-//   decode -> analysis (analysis.ts): [forced_cutting: crop/pad the person photo to 3:4 around the
-//   body] -> person: MoveNet keypoints, selfie-segmentation mask, face + hair (BiSeNet on the target
-//   face) -> refuse no person or missing keypoints -> garment: product-photo mask (border
-//   background, colour distance, morphology, holes filled), or the garment region of a person
-//   wearing it -> garment landmarks (mask geometry per type) -> body targets (keypoints) ->
-//   warp (warp.ts): thin-plate spline solved in JS, the per-pixel spline and GridSample in an ONNX
-//   graph (tps-warp) -> compose (compose.ts): removal of uncovered old clothing (push-pull graph),
-//   garment under face, hair, forearms and hands, shading from the photo's own light, feathered
-//   edges -> encode.
+// Virtual try-on: one garment photo + one person photo -> the target person wearing the garment.
+//   decode -> analysis (analysis.ts): [forced_cutting: crop/pad to 3:4 around the target] -> faces
+//   (BlazeFace) and bodies (BlazePose detector) -> the target (largest, most central face) -> its
+//   BlazePose Full landmarks, other people's skeletons -> Selfie mask around the target split into
+//   the target's instance -> face and hair (BiSeNet on the target face) -> refusals: no person,
+//   person under 25% of the height, a needed body part out of frame
+//   -> garment (garment.ts, garment-worn.ts): a person wearing it (that person's instance without
+//   skin, face, hair) or a product photo (border background, colour distance, morphology); cut into
+//   parts (torso, sleeves; pelvis and legs, or a skirt), each a strip of stations
+//   -> body parts (parts.ts): the same strips on the target (torso edges measured on the instance,
+//   sleeves along the arms, legs along the legs) and each part's clip
+//   -> warp (warp.ts): per part, a thin-plate spline through the strip pairs evaluated with
+//   GridSample in the tps-warp graph over the part's clip box
+//   -> compose (compose.ts): parts layered under face, hair and hands, forearms in front of the
+//   torso, anti-aliased; uncovered old clothing in the garment's body band patch-filled; shading
+//   from the photo -> encode.
 // Outputs: result-1.jpg|png, garment-mask.png, tryon.json. `prompt` is stored with the task's
 // input and returned in tryon.json; this version does not interpret it.
-import { decodeImage } from '../../imaging/image.ts';
+import type { ClothesType } from '../../domain/job.ts';
+import { AppError } from '../../errors/codes.ts';
+import { decodeImage, type RgbImage } from '../../imaging/image.ts';
 import { numberParam } from '../../models/params.ts';
-import { stageTimer } from '../../domain/stage-timer.ts';
+import { stageTimer, type StageTimer } from '../../domain/stage-timer.ts';
+import { srgbToLab } from '../../steps/color.ts';
 import { jsonFile, maskFile, pictureFile } from '../output.ts';
-import { definePipeline } from '../types.ts';
-import { analyzeGarment, analyzePerson, cutTo3by4, faceAndHair } from './analysis.ts';
-import { bodyTargets, checkBody, torso } from './body.ts';
-import { garmentLayer, removeUncovered, shadeAndBlend } from './compose.ts';
+import { definePipeline, type PipelineContext } from '../types.ts';
+import { analyzePerson, cutTo3by4, faceAndHair, type PersonAnalysis } from './analysis.ts';
+import { checkBody, type Body } from './body.ts';
+import { layerParts, PART_ORDER, removeUncovered, shadeAndBlend, type GarmentLayer } from './compose.ts';
+import { productMask, productParts, type GarmentParts } from './garment.ts';
+import { clothingMask, wornParts } from './garment-worn.ts';
+import { bodyParts, type BodyParts, type PartName } from './parts.ts';
 import { tryonSpec } from './spec.ts';
-import { reachRegion, warpGarment } from './warp.ts';
+import { maskBox, warpPart, type Region } from './warp.ts';
 
-export const tryon = definePipeline(tryonSpec, async (ctx, input, files) => {
-  const type = input.clothes_type;
-  const t = stageTimer(ctx.signal);
-  const [garmentImg, personImg0] = await t.time('decode', () =>
-    Promise.all([decodeImage(files.clothes_image[0]!, { maxPixels: ctx.maxPixels }), decodeImage(files.custom_model[0]!, { maxPixels: ctx.maxPixels })]),
-  );
+export interface TryonRender {
+  image: RgbImage;
+  result: RgbImage;
+  person: PersonAnalysis;
+  body: Body;
+  protect: Uint8Array;
+  garment: { image: RgbImage; parts: GarmentParts; source: 'person' | 'product'; mask: Uint8Array };
+  parts: BodyParts;
+  warped: Array<{ name: PartName; warped: Float32Array; region: Region; clip: Uint8Array }>;
+  layer: GarmentLayer;
+  hole: Uint8Array;
+  filled: number;
+  crop: { x: number; y: number; width: number; height: number };
+}
 
-  // Analysis: the person, what the garment must not cover, the garment.
+/** Skin-coloured pixels (near the face's skin colour in chroma) within `within`, 0/1. */
+function skinMask(image: RgbImage, skin: [number, number, number] | null, within: Uint8Array): Uint8Array {
+  const out = new Uint8Array(image.width * image.height);
+  if (!skin) return out;
+  const ref = srgbToLab(skin[0], skin[1], skin[2]);
+  for (let i = 0; i < out.length; i++) {
+    if (!within[i]) continue;
+    const [L, A, B] = srgbToLab(image.data[3 * i]!, image.data[3 * i + 1]!, image.data[3 * i + 2]!);
+    if (Math.hypot(A - ref[1], B - ref[2]) < 11 && Math.abs(L - ref[0]) < 30) out[i] = 1;
+  }
+  return out;
+}
+
+/** The garment photo: a person wearing it when one is clearly there, else a product photo. */
+async function analyzeGarment(ctx: PipelineContext, image: RgbImage, type: ClothesType, t: StageTimer): Promise<TryonRender['garment']> {
+  const g = await analyzePerson(ctx, image, t);
+  if (g.body && g.face && g.heightFraction > 0.4) {
+    const b = g.body;
+    const need = type === 'lower_body' ? [b.inL.hip, b.inR.hip] : [b.inL.shoulder, b.inR.shoulder, b.inL.hip, b.inR.hip];
+    if (need.every(Boolean)) {
+      const { protect, skin } = await faceAndHair(ctx, g, t);
+      const cloth = clothingMask(g, protect, skin);
+      const parts = await t.time('garment', () => wornParts(g, b, cloth, type));
+      const mask = new Uint8Array(cloth.length);
+      for (const m of Object.values(parts.masks)) for (let i = 0; i < m.length; i++) mask[i] ||= m[i]!;
+      let area = 0;
+      for (const v of mask) area += v;
+      if (area > 0.02 * mask.length) return { image, parts, source: 'person', mask };
+    }
+  }
+  const mask = await t.time('garment', () => productMask(image));
+  let area = 0;
+  for (const v of mask) area += v;
+  if (area < 0.01 * mask.length) throw new AppError('INPUT_INVALID', 'no garment found in the clothes image');
+  const parts = await t.time('garment', () => productParts(mask, image.width, image.height, type));
+  return { image, parts, source: 'product', mask };
+}
+
+/** The whole try-on, with every intermediate (the demo's debug sheet draws them). */
+export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, personImg0: RgbImage, type: ClothesType, forcedCutting: boolean, t: StageTimer): Promise<TryonRender> {
   let person = await analyzePerson(ctx, personImg0, t);
   let crop = { x: 0, y: 0, width: personImg0.width, height: personImg0.height };
-  if (input.forced_cutting) {
+  if (forcedCutting && person.body) {
     const cut = await t.time('crop', () => cutTo3by4(person));
     crop = cut.crop;
     person = await analyzePerson(ctx, cut.image, t);
   }
-  checkBody(person.pose, person.fraction, type, 'the model image');
-  const { image } = person;
+  const body = person.body;
+  checkBody(body, person.heightFraction, type, 'the model image');
+  const { image, instance } = person;
   const W = image.width, H = image.height;
-  const protect = await faceAndHair(ctx, image, t);
+  const { protect, skin } = await faceAndHair(ctx, person, t);
   const garment = await analyzeGarment(ctx, garmentImg, type, t);
-  const from = garment.landmarks;
-  const to = bodyTargets(person.pose, type, from);
-  const names = Object.keys(from).filter((k) => to[k]);
 
-  // Warp: the garment onto the region of the person photo it can reach.
-  const { sw } = torso(person.pose);
-  const region = reachRegion(to, names, 0.35 * sw, W, H);
+  // The garment's parts at this body's scale.
+  const g = garment.parts;
+  const scale = ((type === 'lower_body' ? 0.9 : 1.2) * body.size) / g.width;
+  const lengths = Object.fromEntries(Object.entries(g.lengths).map(([k, v]) => [k, v * scale]));
+  const parts = await t.time('body', () => bodyParts(body, instance, type, lengths, g.skirt));
+
+  // Warp each part the garment and the body both have.
   const warp = await ctx.session('warp');
-  const warped = await t.infer('warp', () => warpGarment(warp, garment, to, names, region));
+  const warped: TryonRender['warped'] = [];
+  for (const name of PART_ORDER) {
+    const from = g.strips[name], to = parts.strips[name], clip = parts.clips[name], mask = g.masks[name];
+    if (!from || !to || !clip || !mask) continue;
+    const region = maskBox(clip, W, H);
+    if (!region) continue;
+    warped.push({ name, warped: await t.infer('warp', () => warpPart(warp, garment.image, mask, from, to, region)), region, clip });
+  }
 
-  // Compose: on the body, old clothing removed where uncovered, the photo's light.
-  const layer = await garmentLayer(person, warped, region, to, protect, type, t);
-  const inpainter = await ctx.session('inpaint');
-  const base = await t.infer('removal', () => removeUncovered(inpainter, person, layer, protect, type));
-  const out = await t.time('composite', () => shadeAndBlend(image, base, layer, sw));
+  // Compose: face, hair and hands in front; old clothing removed where uncovered; the photo's light.
+  const front = Uint8Array.from(protect, (v, i) => (v || parts.hands[i] ? 1 : 0));
+  const layer = await t.time('composite', () => layerParts(W, H, warped, front));
+  const skinLike = skinMask(image, skin, parts.band);
+  const clothing = Uint8Array.from(instance, (v, i) => (v && !protect[i] && !skinLike[i] ? 1 : 0));
+  const removal = await t.time('removal', () => removeUncovered(image, layer, parts.band, clothing, instance, skinLike));
+  const result = await t.time('composite', () => shadeAndBlend(image, removal.image, layer, body.size));
+  return { image, result, person, body, protect, garment, parts, warped, layer, hole: removal.hole, filled: removal.filled, crop };
+}
 
-  const encoded = await t.time('encode', () => pictureFile('result-1', out, input.output_format, numberParam(ctx.params, 'jpeg_quality', 'tryon')));
+export const tryon = definePipeline(tryonSpec, async (ctx, input, files) => {
+  const type = input.clothes_type;
+  const t = stageTimer(ctx.signal);
+  const [garmentImg, personImg] = await t.time('decode', () =>
+    Promise.all([decodeImage(files.clothes_image[0]!, { maxPixels: ctx.maxPixels }), decodeImage(files.custom_model[0]!, { maxPixels: ctx.maxPixels })]),
+  );
+  const r = await renderTryon(ctx, garmentImg, personImg, type, input.forced_cutting, t);
+  const { width: W, height: H } = r.result;
+  const encoded = await t.time('encode', () => pictureFile('result-1', r.result, input.output_format, numberParam(ctx.params, 'jpeg_quality', 'tryon')));
   const round = (p: [number, number]) => [Math.round(p[0] * 10) / 10, Math.round(p[1] * 10) / 10];
+  const strips = (s: Partial<Record<PartName, { centre: Array<[number, number]> }>>) => Object.fromEntries(Object.entries(s).map(([k, v]) => [k, v.centre.map(round)]));
+  const b = r.body;
+  const left: string[] = [];
+  if (type !== 'lower_body') left.push('clothing on the arms outside the new sleeves (forearms and hands stay as they are)', 'clothing below the garment band (hips down)');
+  else left.push('clothing above the waistband', 'clothing below the new hem on the lower legs and feet');
   return {
     files: [
       encoded,
-      await maskFile('garment-mask.png', Uint8Array.from(layer.alpha, (a) => Math.round(a * 255)), W, H),
+      await maskFile('garment-mask.png', Uint8Array.from(r.layer.alpha, (a) => Math.round(a * 255)), W, H),
       jsonFile('tryon.json', {
         clothes_type: type,
         prompt: input.prompt ?? '',
         prompt_used: false,
         forced_cutting: input.forced_cutting,
-        crop,
+        crop: r.crop,
         width: W,
         height: H,
-        garment_source: garment.source,
-        garment_landmarks: Object.fromEntries(names.map((k) => [k, round(from[k]!)])),
-        body_targets: Object.fromEntries(names.map((k) => [k, round(to[k]!)])),
-        keypoints: person.pose,
-        region,
+        target: {
+          rule: 'the largest, most central person: face box area x (1 - 0.6 x distance from the centre / half the diagonal)',
+          face: r.person.face?.box ?? null,
+          other_people: r.person.others.length,
+          height_fraction: Math.round(r.person.heightFraction * 1000) / 1000,
+        },
+        garment_source: r.garment.source,
+        garment_parts: Object.keys(r.garment.parts.strips),
+        parts: r.warped.map((w) => w.name),
+        garment_strips: strips(r.garment.parts.strips),
+        body_strips: strips(r.parts.strips),
+        keypoints: Object.fromEntries(
+          (['shoulder', 'elbow', 'wrist', 'hip', 'knee', 'ankle'] as const).flatMap((j) => [
+            [`${j}_image_left`, round(b.L[j])],
+            [`${j}_image_right`, round(b.R[j])],
+          ]),
+        ),
+        old_clothing: { filled_px: r.filled, method: 'patch-based fill (exemplar) from the background and skin around it, within the garment band', left },
       }),
     ],
     stages: t.stages,
     predictMs: t.predictMs,
-    notes: [`clothes type: ${type}`, `garment from: ${garment.source === 'person' ? 'a person wearing it' : 'a product photo'}`, input.forced_cutting ? `3:4 crop: ${JSON.stringify(crop)}` : 'no crop'],
+    notes: [`clothes type: ${type}`, `garment from: ${r.garment.source === 'person' ? 'a person wearing it' : 'a product photo'}`, `parts: ${r.warped.map((w) => w.name).join(', ')}`, input.forced_cutting ? `3:4 crop: ${JSON.stringify(r.crop)}` : 'no crop'],
   };
 });
