@@ -32,26 +32,33 @@ export interface FaceParse {
 export interface FaceParsingParams {
   parserSize: number;
   cropScale: number;
+  /** How far above the face the crop's centre sits, as a fraction of its side (default 0.12). */
+  cropShift?: number;
   featherPx: number;
 }
 
-/** `parser_size`, `crop_scale`, `feather_px` from a version's params. */
+/** `parser_size`, `crop_scale`, `feather_px` and the optional `crop_shift` from a version's params. */
 export function readParsingParams(p: Readonly<Record<string, unknown>>): FaceParsingParams {
-  return { parserSize: numberParam(p, 'parser_size', 'face parsing'), cropScale: numberParam(p, 'crop_scale', 'face parsing'), featherPx: numberParam(p, 'feather_px', 'face parsing') };
+  return {
+    parserSize: numberParam(p, 'parser_size', 'face parsing'),
+    cropScale: numberParam(p, 'crop_scale', 'face parsing'),
+    ...(p.crop_shift === undefined ? {} : { cropShift: numberParam(p, 'crop_shift', 'face parsing') }),
+    featherPx: numberParam(p, 'feather_px', 'face parsing'),
+  };
 }
 
 /** Crop geometry around a face: square, crop_scale x the face size, centred a little above it for the hair. */
-export function cropAround(face: Face, cropScale: number): { x: number; y: number; size: number } {
+export function cropAround(face: Face, cropScale: number, cropShift = 0.12): { x: number; y: number; size: number } {
   const side = cropScale * Math.max(face.box.width, face.box.height);
   const cx = face.box.x + face.box.width / 2;
-  const cy = face.box.y + face.box.height / 2 - 0.12 * side;
+  const cy = face.box.y + face.box.height / 2 - cropShift * side;
   return { x: cx - side / 2, y: cy - side / 2, size: side };
 }
 
 /** Runs BiSeNet on the crop around `face` and maps the labels back to full resolution. */
 export async function parseFace(session: ModelSession, image: RgbImage, face: Face, p: FaceParsingParams, t: StageTimer): Promise<FaceParse> {
   const S = p.parserSize;
-  const crop = cropAround(face, p.cropScale);
+  const crop = cropAround(face, p.cropScale, p.cropShift);
   const tensor = await t.time('preprocess', async () => Float32Array.from(await cropSquare(image, crop.x, crop.y, crop.size, S), (v) => v / 127.5 - 1));
   const out = await t.infer('inference', () => session.runAny({ [session.inputNames[0]!]: { data: tensor, dims: [1, S, S, 3] } }));
   return t.time('postprocess', () => {

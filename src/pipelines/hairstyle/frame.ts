@@ -20,6 +20,8 @@ export interface Frame {
 export interface Anchors {
   /** v of the forehead top (landmark 10). */
   forehead: number;
+  /** u of the forehead top: where the head's midline crosses the hairline (off 0 on a turned face). */
+  midline: number;
   /** v of the top of the eyebrows. */
   brows: number;
   /** v of the ear level (cheek extremes). */
@@ -48,13 +50,14 @@ export function makeFrame(lm: ReadonlyArray<readonly [number, number, number]>):
   const [a, b] = [lm[234]!, lm[454]!];
   const scale = Math.hypot(b[0] - a[0], b[1] - a[1], b[2] - a[2]);
   // The skull's centre line: between the cheek extremes, moved away from where the nose points by
-  // half the nose's offset (the back of the head shows on the far side of a turned face). Zero
-  // for a frontal face, where it is the eyes' midpoint as before.
+  // a quarter of the nose's offset (the back of the head shows on the far side of a turned face;
+  // more than a quarter left the near side of the forehead bare). Zero for a frontal face, where
+  // it is the eyes' midpoint as before.
   const ex = (rx + lx) / 2, ey = (ry + ly) / 2;
   const along = (x: number, y: number) => (x - ex) * ux + (y - ey) * uy;
   const cheeks = along((a[0] + b[0]) / 2, (a[1] + b[1]) / 2);
   const nose = along(lm[4]![0], lm[4]![1]);
-  const shift = cheeks - 0.5 * (nose - cheeks);
+  const shift = cheeks - 0.25 * (nose - cheeks);
   return { ox: ex + shift * ux, oy: ey + shift * uy, ux, uy, scale };
 }
 
@@ -98,6 +101,7 @@ export function anchorsOf(f: Frame, lm: ReadonlyArray<readonly [number, number, 
   const ovalHalfWidth = (v: number, side = 0) => (side < 0 ? interp(tables[0], v) : side > 0 ? interp(tables[1], v) : Math.max(interp(tables[0], v), interp(tables[1], v)));
   return {
     forehead: uv(10)[1],
+    midline: uv(10)[0],
     brows: Math.min(...BROWS.map((i) => uv(i)[1])),
     ears: (uv(234)[1] + uv(454)[1]) / 2,
     chin: uv(152)[1],

@@ -111,15 +111,15 @@ export async function hairFromParsing(parser: ModelSession, seg: ModelSession, s
     for (let i = 0; i < bin.length; i++) bin[i] = soft[i]! > 77 && !h.others[i] ? 1 : 0;
     const parsed = componentsTouching(bin, headZone(h), W, H);
     // Long hair continues past the parser's crop (over the chest, down the back): there, person
-    // pixels of the parsed hair's colour (CIE Lab distance to its median under 1.5x its spread),
-    // connected to the parsed hair, no farther than 3 face widths below the chin.
+    // pixels of the parsed hair's colour (CIE Lab distance to its median under its spread),
+    // connected to the parsed hair, no farther than 3 face widths below the chin and 1.3 beside the centre line.
     const lab: Array<[number, number, number]> = [];
     for (let i = 0; i < parsed.length; i += 3) if (parsed[i] && soft[i]! > 200) lab.push(srgbToLab(image.data[3 * i]!, image.data[3 * i + 1]!, image.data[3 * i + 2]!));
     const grown = Uint8Array.from(parsed);
     if (lab.length > 50) {
       const med = [0, 1, 2].map((k) => lab.map((c) => c[k]!).sort((a, b) => a - b)[lab.length >> 1]!);
       const spread = lab.map((c) => Math.hypot(c[0] - med[0]!, c[1] - med[1]!, c[2] - med[2]!)).sort((a, b) => a - b)[lab.length >> 1]!;
-      const limit = Math.max(6, 1.5 * spread);
+      const limit = Math.max(5, 1.0 * spread);
       const cand = Uint8Array.from(parsed);
       for (let i = 0; i < cand.length; i++) {
         const x = i % W, y = (i - x) / W;
@@ -129,7 +129,7 @@ export async function hairFromParsing(parser: ModelSession, seg: ModelSession, s
         const trusted = inCrop[i] && y < cy + 0.9 * size && parse.labels[i] !== CLASS.background;
         if (trusted || h.protect[i] || h.others[i] || person[i]! < 128) continue;
         const [u, v] = toFrame(frame, x + 0.5, y + 0.5);
-        if (v > anchors.chin + 3 || Math.abs(u) > 1.6) continue;
+        if (v > anchors.chin + 3 || Math.abs(u) > 1.3) continue;
         const c = srgbToLab(image.data[3 * i]!, image.data[3 * i + 1]!, image.data[3 * i + 2]!);
         if (Math.hypot(c[0] - med[0]!, c[1] - med[1]!, c[2] - med[2]!) < limit) cand[i] = 1;
       }

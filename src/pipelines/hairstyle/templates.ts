@@ -374,8 +374,11 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       // Only the central strip is hair; the shaved sides are drawn by the scalp layer (opacity below).
       const top = a.forehead - 0.33 - 0.5 * p.volume;
       const spikes = 0.06 * Math.abs(fract(u * 14 + p.phase) - 0.5) * 2;
-      const strip = Math.max(Math.abs(u) - (0.075 - 0.03 * smooth(a.forehead, top, v)), top + spikes - v, v - (a.forehead - 0.02));
-      const back = intersect(Math.abs(u) - 0.075, cap(u, v, c, -0.01, 0, a.ears - 0.15));
+      // Along the head's midline: through the forehead top, bending back to the skull's centre.
+      const m = a.midline * (1 - smooth(a.forehead, top, v));
+      const w = Math.abs(u - m);
+      const strip = Math.max(w - (0.075 - 0.03 * smooth(a.forehead, top, v)), top + spikes - v, v - (a.forehead - 0.02));
+      const back = intersect(w - 0.075, cap(u, v, c, -0.01, 0, a.ears - 0.15));
       return intersect(union(strip, back), allowedArea(u, v, a, hairline(a)));
     },
     shade(u, v, c, depth) {

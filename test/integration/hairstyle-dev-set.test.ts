@@ -1,0 +1,253 @@
+// The hairstyle version on the development photos (scripts/lib/dev-photos.ts: every person of
+// face-api's sample5 and sample6, cropped around them with their neighbours in frame, plus rotated,
+// mirrored and rescaled variants), through the real runner and graphs, PNG output (no re-encoding
+// noise). Each photo gets one short and one long style; styles and colours rotate over the set.
+// Everything is judged on INDEPENDENT references computed on the input (and the output):
+//   - the face-landmarks version (its own detector + FaceMesh): the target's face oval below the
+//     brows, the other people's face ovals, the target's head frame (eye line, face width);
+//   - the face-parsing version (BiSeNet on its own crop): old hair, and hair left on the output;
+//   - the person-segmentation-meet version: where the background is (the pipeline uses Selfie);
+// never the pipeline's own masks or targets. Issue 11's points:
+//   1 other people's faces and the background away from the target (beyond any style's reach,
+//     not the target's own old hair): MAD <= 2 levels
+//   2 rotated variants (roll -39 to +43 degrees) run like the rest; beyond 45 degrees: refused by name
+//   3 face below the brows: MAD <= 3; landmarks there move less than 2% of the face width (median)
+//   4 short styles: of the input's hair near the face and below the nose (not over the face
+//     below the brows, which point 3 keeps), < 15% is still hair
+//   5 soft edges: the new hair's alpha has a transition band wider than 1.2 px on average
+//   6 colour: the median CIE LCh on the crown (a patch above the reference forehead) in the colour's band
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import path from 'node:path';
+import { HAIR_COLORS, type HairColor, type Hairstyle } from '../../src/domain/job.ts';
+import { decodeImage, type RgbImage } from '../../src/imaging/image.ts';
+import { loadRegistry } from '../../src/models/registry.ts';
+import { SessionCache } from '../../src/models/sessions.ts';
+import { PIPELINES } from '../../src/pipelines/index.ts';
+import { lch } from '../../src/steps/color.ts';
+import { CLASS } from '../../src/steps/face-parsing.ts';
+import { targetScore } from '../../src/steps/target-face.ts';
+import { HAIR_PHOTOS, HAIR_VARIANTS, hairPhoto, type DevPhoto } from '../helpers/dev-photos.ts';
+import { belowBrows, bodyReference, referenceFaces, referenceParsing, releaseReferences, type ReferenceFace } from '../helpers/references.ts';
+import { ovalMask } from '../../src/steps/face-mesh.ts';
+import { dilate } from '../../src/imaging/morphology.ts';
+
+const registry = loadRegistry(path.resolve('models'));
+const version = registry.byName('hairstyle-bisenet')!;
+const sessions = new SessionCache(registry, { provider: 'cpu', intraOpThreads: 2, allowSpinning: false, warn: () => {} });
+afterAll(async () => {
+  await sessions.releaseAll();
+  await releaseReferences();
+});
+
+const SHORT: Hairstyle[] = ['Short Hair', 'Buzz Cut', 'Crew Cut', 'Bowl Cut', 'Mohawk', 'Short Curly', 'Braided Crown'];
+const LONG: Hairstyle[] = ['Long Wave', 'Long Layers', 'Bombshell Curls', 'Dreadlocks', 'Lowpoly'];
+
+/** Perceptual bands (CIE LCh of the median new-hair pixel) a colour must fall in. */
+const BANDS: Record<HairColor, { L: [number, number]; h?: [number, number]; C?: [number, number] }> = {
+  black: { L: [0, 30] },
+  brown: { L: [15, 55], h: [30, 85], C: [8, 80] },
+  blonde: { L: [50, 92], h: [55, 100], C: [15, 80] },
+  red: { L: [22, 60], h: [15, 60], C: [30, 100] },
+  white: { L: [72, 100], C: [0, 15] },
+  grey: { L: [38, 80], C: [0, 12] },
+  pink: { L: [45, 85], h: [325, 375], C: [25, 100] },
+  blue: { L: [20, 60], h: [250, 310], C: [25, 100] },
+  green: { L: [30, 70], h: [125, 180], C: [22, 100] },
+  purple: { L: [18, 56], h: [285, 340], C: [25, 100] },
+};
+
+interface Run {
+  photo: string;
+  style: Hairstyle;
+  short: boolean;
+  color: HairColor;
+  /** Issue 11's figures for the closing note and the README. */
+  figures: Record<string, number>;
+}
+
+async function runHairstyle(bytes: Uint8Array, style: Hairstyle, color: HairColor) {
+  const ctx = { params: version.manifest.params, session: (g: string) => sessions.get(version.id, g), maxPixels: 4e7 };
+  const input = { image_files: ['http://dev-set/photo.jpg'], hairstyle: style, hair_color: color, num_outputs: 1, output_format: 'png' };
+  const r = await PIPELINES.hairstyle!.run(ctx, input, { image_files: [bytes] });
+  const pic = r.files.find((f) => f.name === 'result-1.png')!;
+  const alpha = await decodeImage(r.files.find((f) => f.name === 'hair-mask-1.png')!.data, { maxPixels: 4e7 });
+  return { out: await decodeImage(pic.data, { maxPixels: 4e7 }), pngBytes: pic.data, alpha: Uint8Array.from({ length: alpha.width * alpha.height }, (_, i) => alpha.data[3 * i]!) };
+}
+
+/** Mean absolute difference (levels, over RGB) where mask is 1; NaN on an empty mask. */
+function mad(a: RgbImage, b: RgbImage, mask: Uint8Array): number {
+  let d = 0, n = 0;
+  for (let i = 0; i < mask.length; i++) {
+    if (!mask[i]) continue;
+    for (let k = 0; k < 3; k++) d += Math.abs(a.data[3 * i + k]! - b.data[3 * i + k]!);
+    n += 3;
+  }
+  return n ? d / n : NaN;
+}
+
+/** The reference head frame: origin between the eyes, u along the eye line, unit = face width. */
+function referenceFrame(lm: ReferenceFace['landmarks']) {
+  const mid = (ids: number[]) => [ids.reduce((s, i) => s + lm[i]![0], 0) / ids.length, ids.reduce((s, i) => s + lm[i]![1], 0) / ids.length] as const;
+  const [rx, ry] = mid([33, 133]);
+  const [lx, ly] = mid([362, 263]);
+  const d = Math.hypot(lx - rx, ly - ry);
+  const ux = (lx - rx) / d, uy = (ly - ry) / d;
+  const scale = Math.hypot(lm[454]![0] - lm[234]![0], lm[454]![1] - lm[234]![1], lm[454]![2] - lm[234]![2]);
+  const ox = (rx + lx) / 2, oy = (ry + ly) / 2;
+  return { scale, uv: (x: number, y: number) => [((x - ox) * ux + (y - oy) * uy) / scale, (-(x - ox) * uy + (y - oy) * ux) / scale] as const };
+}
+
+const target = (faces: ReferenceFace[], W: number, H: number) =>
+  [...faces].sort((a, b) => targetScore({ box: b.box } as never, W, H) - targetScore({ box: a.box } as never, W, H))[0]!;
+
+/**
+ * Criteria a development photo still misses, by `photo|check`, with why (asserted to fail, so a
+ * fix must remove its entry). Listed in the README and the closing note.
+ */
+const KNOWN: Record<string, string> = {
+  's6-centre-right|longHair': 'the fill continues the wooden door frame beside her head, a streaky brown the face parser reads as hair',
+  's6-centre-left|longHair': 'hair tips below the parser crop stay, and hair over the cheek inside the face oval is kept with the face',
+};
+
+const photos: Array<{ base: string; variant: object }> = [...HAIR_PHOTOS.map((base) => ({ base, variant: {} })), ...HAIR_VARIANTS];
+const runs: Run[] = [];
+
+describe('hairstyle on the development photos (issue 11, independent references)', () => {
+  const loaded = new Map<string, DevPhoto>();
+  beforeAll(async () => {
+    for (const p of photos) {
+      const ph = await hairPhoto(p.base, p.variant);
+      loaded.set(ph.name, ph);
+    }
+  }, 120_000);
+
+  it.each(photos.map((p, k) => ({ ...p, k })))('$base $variant: target only, face kept, old hair gone, soft edges, colour', async ({ base, variant, k }) => {
+    const ph = [...loaded.values()][k]!;
+    expect(ph.name.startsWith(base)).toBe(true);
+    const input = await decodeImage(ph.bytes, { maxPixels: 4e7 });
+    const { width: W, height: H } = input;
+    const ref = await referenceFaces(ph.bytes);
+    const me = target(ref.faces, W, H);
+    const others = ref.faces.filter((f) => f !== me);
+    const frame = referenceFrame(me.landmarks);
+    const face = belowBrows(me.landmarks, W, H);
+    const parsedIn = await referenceParsing(ph.bytes);
+    const body = await bodyReference(ph.bytes);
+    for (const [j, short] of [true, false].entries()) {
+      const style = short ? SHORT[k % SHORT.length]! : LONG[k % LONG.length]!;
+      const color = HAIR_COLORS[(2 * k + j) % HAIR_COLORS.length]!;
+      const { out, pngBytes, alpha } = await runHairstyle(ph.bytes, style, color);
+      const figures: Record<string, number> = {};
+      // 1. Other people's faces unchanged; the background away from the target unchanged.
+      let worstOther = 0;
+      for (const o of others) worstOther = Math.max(worstOther, mad(input, out, ovalMask(o.landmarks, W, H)) || 0);
+      // Far: the background (not a person by the Meet reference, grown by 3% of the face width)
+      // beyond any style's reach (1.25 face widths beside, 1.7 above the eye line, in the
+      // reference frame) with a margin. The target's own long hair, wherever it reaches, is a
+      // person pixel: its removal is allowed.
+      const far = new Uint8Array(W * H);
+      const people = dilate(Uint8Array.from(body.person, (p) => (p > 64 ? 1 : 0)), W, H, Math.round(0.03 * frame.scale));
+      for (let y = 0; y < H; y++) {
+        for (let x = 0; x < W; x++) {
+          const [u, v] = frame.uv(x + 0.5, y + 0.5);
+          if ((Math.abs(u) > 1.8 || v < -1.9) && !people[y * W + x]) far[y * W + x] = 1;
+        }
+      }
+      figures.othersMad = worstOther;
+      figures.farMad = mad(input, out, far) || 0;
+      // 3. The face below the brows, and its landmarks on the output.
+      figures.faceMad = mad(input, out, face);
+      const refOut = await referenceFaces(pngBytes);
+      const meOut = target(refOut.faces, W, H);
+      const moved: number[] = [];
+      for (let i = 0; i < 468; i++) {
+        const [x, y] = me.landmarks[i]!;
+        if (!face[Math.min(H - 1, Math.max(0, Math.round(y))) * W + Math.min(W - 1, Math.max(0, Math.round(x)))]) continue;
+        moved.push(Math.hypot(meOut.landmarks[i]![0] - x, meOut.landmarks[i]![1] - y) / frame.scale);
+      }
+      // The median over the landmarks below the brows (a re-run of FaceMesh jitters a few points).
+      figures.landmarkShift = [...moved].sort((a, b) => a - b)[moved.length >> 1]!;
+      // 4. Short styles: the input's hair near the face and below the nose is gone.
+      const parsedOut = await referenceParsing(pngBytes);
+      if (short) {
+        const noseV = frame.uv(me.landmarks[4]![0], me.landmarks[4]![1])[1];
+        let was = 0, still = 0;
+        for (let y = 0; y < H; y++) {
+          for (let x = 0; x < W; x++) {
+            const i = y * W + x;
+            // Hair lying over the face below the brows stays: point 3 keeps the face as it is.
+            if (parsedIn.labels[i] !== CLASS.hair || face[i]) continue;
+            const [u, v] = frame.uv(x + 0.5, y + 0.5);
+            if (v < noseV || Math.hypot(u, v) > 1.2) continue;
+            was++;
+            if (parsedOut.labels[i] === CLASS.hair) still++;
+          }
+        }
+        figures.longHairLeft = was ? still / was : 0;
+      }
+      // 5. Soft edges: partial-alpha pixels per outline pixel.
+      let partial = 0, outline = 0;
+      for (let y = 1; y < H - 1; y++) {
+        for (let x = 1; x < W - 1; x++) {
+          const i = y * W + x;
+          const a = alpha[i]!;
+          if (a > 12 && a < 243) partial++;
+          if (a > 127 && (alpha[i - 1]! <= 127 || alpha[i + 1]! <= 127 || alpha[i - W]! <= 127 || alpha[i + W]! <= 127)) outline++;
+        }
+      }
+      figures.edgeBand = outline ? partial / outline : 0;
+      // 6. Colour: on the crown, where every style has hair: a patch above the reference forehead
+      // top (landmark 10), 0.06 face widths either side of the centre line (inside the Mohawk's strip).
+      const forehead = frame.uv(me.landmarks[10]![0], me.landmarks[10]![1])[1];
+      const Ls: number[] = [], Cs: number[] = [], hs: number[] = [];
+      for (let y = 0; y < H; y++) {
+        for (let x = 0; x < W; x++) {
+          const [u, v] = frame.uv(x + 0.5, y + 0.5);
+          if (Math.abs(u) > 0.06 || v < forehead - 0.2 || v > forehead - 0.06) continue;
+          const i = y * W + x;
+          const { L, C, h } = lch(out.data[3 * i]!, out.data[3 * i + 1]!, out.data[3 * i + 2]!);
+          Ls.push(L);
+          Cs.push(C);
+          hs.push(h);
+        }
+      }
+      const med = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1] ?? NaN;
+      // Hue: the circular median is close enough as the median of hues unwrapped around the band.
+      const band = BANDS[color];
+      const hue = band.h ? med(hs.map((h) => (h < band.h![0] - 60 ? h + 360 : h))) : NaN;
+      figures.hairPixels = Ls.length;
+      figures.L = med(Ls);
+      figures.C = med(Cs);
+      figures.h = hue;
+      runs.push({ photo: ph.name, style, short, color, figures });
+      const what = `${ph.name} ${style} ${color}: ${JSON.stringify(figures, (_, v) => (typeof v === 'number' ? Math.round(v * 1000) / 1000 : v))}`;
+      const checks: Array<[string, boolean]> = [
+        ['others', worstOther <= 2],
+        ['far', figures.farMad <= 2],
+        ['face', figures.faceMad <= 3],
+        ['landmarks', figures.landmarkShift < 0.02],
+        ['edges', figures.edgeBand > 1.2],
+        ['colour', Ls.length > 50 && figures.L >= band.L[0] && figures.L <= band.L[1] && (!band.C || (figures.C >= band.C[0] && figures.C <= band.C[1])) && (!band.h || (hue >= band.h[0] && hue <= band.h[1]))],
+      ];
+      if (short) checks.push(['longHair', (figures.longHairLeft ?? 1) < 0.15]);
+      for (const [check, ok] of checks) {
+        const known = KNOWN[`${ph.name}|${check}`];
+        // A known defect must still fail: when it is fixed, its entry goes.
+        if (known) expect(ok, `${what}: known (${known}) but now passes: remove it from KNOWN`).toBe(false);
+        else expect(ok, `${what}: ${check}`).toBe(true);
+      }
+    }
+  }, 120_000);
+
+  it('refuses a roll beyond 45 degrees by name, with the angle', async () => {
+    const ph = await hairPhoto('s5-right', { rotate: -40 });
+    const err = await runHairstyle(ph.bytes, 'Short Hair', 'black').catch((e: Error) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toMatch(/^the face in the image is tilted (4[6-9]|5\d) degrees; at most 45 are accepted$/);
+  }, 60_000);
+
+  afterAll(() => {
+    // The per-photo figures, for the closing note (one line per run).
+    if (process.env.HAIR_FIGURES) for (const r of runs) console.log(`figures ${r.photo} | ${r.style} | ${r.color} | ${JSON.stringify(r.figures, (_, v) => (typeof v === 'number' ? Math.round(v * 1000) / 1000 : v))}`);
+  });
+});
