@@ -1,6 +1,8 @@
 // npm run bench -- hairstyle
-// The hairstyle pipeline on the astronaut photo (512x512), CPU provider, in this process:
-// per-stage medians over runs with num_outputs 4, the latency per picture, and per version.
+// The hairstyle pipeline, CPU provider, in this process: on the astronaut photo (512x512) with
+// num_outputs 4, and on a 1 MP development photo (s6-centre-left x1.25, 1029x1029, from face-api's
+// sample6 via scripts/lib/dev-photos.ts) with one output: per-stage medians, latency per picture,
+// per version.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,19 +11,27 @@ import { loadRegistry } from '../src/models/registry.ts';
 import { SessionCache } from '../src/models/sessions.ts';
 import { hairstyle } from '../src/pipelines/hairstyle/pipeline.ts';
 import { stats } from './bench-setup.ts';
+import { hairPhoto } from './lib/dev-photos.ts';
 
 const { median } = stats;
 const RUNS = 5;
 const registry = loadRegistry(path.resolve('models'));
 await fetchAll(registry);
 const threads = Math.max(1, os.availableParallelism() - 1);
-const photo = fs.readFileSync('test/fixtures/astronaut.png');
-console.log(`bench hairstyle: ${os.cpus()[0]?.model ?? 'cpu'} x${os.availableParallelism()}, cpu provider, ${threads} intra-op thread(s); 512x512 photo, num_outputs 4, median of ${RUNS} runs`);
-for (const name of ['hairstyle-bisenet', 'hairstyle-selfie']) {
+const astronaut = fs.readFileSync('test/fixtures/astronaut.png');
+const dev = (await hairPhoto('s6-centre-left', { scale: 1.25 })).bytes;
+console.log(`bench hairstyle: ${os.cpus()[0]?.model ?? 'cpu'} x${os.availableParallelism()}, cpu provider, ${threads} intra-op thread(s), load average ${os.loadavg()[0]!.toFixed(1)}; median of ${RUNS} runs`);
+const cases = [
+  { name: 'hairstyle-bisenet', photo: astronaut, what: 'astronaut 512x512', outputs: 4 },
+  { name: 'hairstyle-selfie', photo: astronaut, what: 'astronaut 512x512', outputs: 4 },
+  { name: 'hairstyle-bisenet', photo: dev, what: 'dev photo 1029x1029 (1.06 MP)', outputs: 1 },
+  { name: 'hairstyle-selfie', photo: dev, what: 'dev photo 1029x1029 (1.06 MP)', outputs: 1 },
+];
+for (const { name, photo, what, outputs } of cases) {
   const v = registry.byName(name)!;
   const sessions = new SessionCache(registry, { provider: 'cpu', intraOpThreads: threads, allowSpinning: false, warn: () => {} });
   const ctx = { params: v.manifest.params, session: (g: string) => sessions.get(v.id, g), maxPixels: 4e7 };
-  const input = { image_files: ['http://bench/a.png'], hair_color: 'blonde', hairstyle: 'Long Wave', num_outputs: 4 };
+  const input = { image_files: ['http://bench/a.png'], hair_color: 'blonde', hairstyle: 'Long Wave', num_outputs: outputs };
   await hairstyle.run(ctx, input, { image_files: [photo] }); // warm-up: sessions load
   const perStage = new Map<string, number[]>();
   const totals: number[] = [];
@@ -32,7 +42,7 @@ for (const name of ['hairstyle-bisenet', 'hairstyle-selfie']) {
     for (const [s, ms] of r.stages) perStage.set(s, [...(perStage.get(s) ?? []), ms]);
   }
   const stages = [...perStage].map(([s, ms]) => `${s} ${median(ms).toFixed(1)}`).join(', ');
-  console.log(`${name}: total ${median(totals).toFixed(0)} ms for 4 pictures = ${(median(totals) / 4).toFixed(0)} ms per picture`);
-  console.log(`  stages (ms, per run; render/removal/composite/encode summed over the 4 pictures): ${stages}`);
+  console.log(`${name}, ${what}: total ${median(totals).toFixed(0)} ms for ${outputs} picture(s) = ${(median(totals) / outputs).toFixed(0)} ms per picture`);
+  console.log(`  stages (ms, per run; render/removal/composite/encode summed over the pictures): ${stages}`);
   await sessions.releaseAll();
 }

@@ -1,6 +1,7 @@
-// npm run demo -- hairstyle <photo|dev:NAME> [--colors blonde,red] [--styles "Bob,..."] [--version NAME] [--out FILE]
-//   Renders hairstyle templates in the chosen colours on one photo and writes a contact sheet
-//   (rows: styles, columns: colours) and, beside it (<out>-debug.jpg), a debug sheet: target and
+// npm run demo -- hairstyle <photo|dev:NAME>[,<photo>...] [--colors blonde,red] [--styles "Bowl Cut,..."] [--version NAME] [--out FILE]
+//   One photo: renders hairstyle templates in the chosen colours and writes a contact sheet
+//   (rows: styles, columns: colours). Several photos (comma-separated): a grid, originals on top,
+//   a row per style (its colour cycling through --colors), a column per photo. Beside either (<out>-debug.jpg), a debug sheet: target and
 //   other faces with the head frame, the target's old hair, what the removal fills with what
 //   (background blue, skin orange, clothing green), the fill alone, the new hair's alpha with its
 //   contact shadow, the result. `dev:NAME` takes a development photo (scripts/lib/dev-photos.ts),
@@ -40,6 +41,34 @@ function label(text: string, width: number, h = 26): OverlayOptions['input'] {
   return Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${h}"><rect width="100%" height="100%" fill="#111"/><text x="8" y="19" font-family="sans-serif" font-size="16" fill="#fff">${safe}</text></svg>`);
 }
 
+/**
+ * Several photos (`a,b,c`): a grid with the originals on top, then one row per style, each photo
+ * a column; the row's colour cycles through --colors, so every colour shows.
+ */
+async function gridSheet(files: string[], styles: Hairstyle[], colors: HairColor[], ctx: Parameters<typeof analyze>[0], cell: number, outFile: string): Promise<void> {
+  const head = 26;
+  const tiles: OverlayOptions[] = [];
+  const analyses = [];
+  for (const f of files) analyses.push(await analyze(ctx, [await decodeImage(await photoBytes(f), { maxPixels: 4e7 })], stageTimer()));
+  tiles.push({ input: label(`before: ${files.map((f) => f.replace(/^dev:/, '')).join(', ')}`, cell * files.length), left: 0, top: 0 });
+  for (const [c, a] of analyses.entries()) tiles.push({ input: await rgbTile(a.analysis.image, cell), left: c * cell, top: head });
+  for (const [r, style] of styles.entries()) {
+    const color = colors[r % colors.length]!;
+    const top = (r + 1) * (cell + head);
+    tiles.push({ input: label(`${style}, ${color}`, cell * files.length), left: 0, top });
+    for (const [c, { analysis, look }] of analyses.entries()) {
+      const layer = renderHair(analysis, look, style, variantFor(7, 0));
+      const filled = fillRemoved(analysis, removalMask(analysis, layer), 7);
+      tiles.push({ input: await rgbTile(composite(filled, layer, color, look, 7), cell), left: c * cell, top: top + head });
+    }
+  }
+  await sharp({ create: { width: cell * files.length, height: (styles.length + 1) * (cell + head), channels: 3, background: '#111' } })
+    .composite(tiles)
+    .jpeg({ quality: 82 })
+    .toFile(outFile);
+  console.log(`wrote ${outFile} (${styles.length} styles on ${files.length} photos)`);
+}
+
 export async function demoHairstyle(file: string | undefined, rest: string[]): Promise<void> {
   const { values } = parseArgs({ args: rest, options: { colors: { type: 'string' }, styles: { type: 'string' }, version: { type: 'string' }, out: { type: 'string' }, size: { type: 'string' } } });
   if (!file) {
@@ -55,12 +84,21 @@ export async function demoHairstyle(file: string | undefined, rest: string[]): P
   const version = registry.byName(values.version ?? 'hairstyle-bisenet')!;
   const sessions = new SessionCache(registry, { provider: 'cpu', intraOpThreads: 2, allowSpinning: false, warn: console.warn });
   const ctx = { params: version.manifest.params, session: (g: string) => sessions.get(version.id, g), maxPixels: 4e7 };
+  const cellSize = Number(values.size ?? 220);
+  const outFile = values.out ?? (file.includes(',') ? 'hairstyle-grid.jpg' : 'hairstyle-contact-sheet.jpg');
+  const several = file.includes(',');
+  if (several) {
+    const files = file.split(',');
+    await gridSheet(files, styles, colors, ctx, cellSize, outFile);
+    // The debug sheet (below) is of the first photo.
+    file = files[0]!;
+  }
   const image = await decodeImage(await photoBytes(file), { maxPixels: 4e7 });
   const { analysis, look, chosen } = await analyze(ctx, [image], stageTimer());
-  const cell = Number(values.size ?? 220);
+  const cell = cellSize;
   const head = 26;
   const tiles: OverlayOptions[] = [];
-  for (const [r, style] of styles.entries()) {
+  for (const [r, style] of (several ? [] : styles).entries()) {
     for (const [c, color] of colors.entries()) {
       const layer = renderHair(analysis, look, style, variantFor(7, 0));
       const filled = fillRemoved(analysis, removalMask(analysis, layer), 7);
@@ -68,12 +106,13 @@ export async function demoHairstyle(file: string | undefined, rest: string[]): P
     }
     tiles.push({ input: label(`${style}: ${colors.join(', ')}`, cell * colors.length), left: 0, top: r * (cell + head) });
   }
-  const outFile = values.out ?? 'hairstyle-contact-sheet.jpg';
-  await sharp({ create: { width: cell * colors.length, height: styles.length * (cell + head), channels: 3, background: '#111' } })
-    .composite(tiles)
-    .jpeg({ quality: 85 })
-    .toFile(outFile);
-  console.log(`wrote ${outFile} (${styles.length} styles x ${colors.length} colours, ${version.manifest.name})`);
+  if (!several) {
+    await sharp({ create: { width: cell * colors.length, height: styles.length * (cell + head), channels: 3, background: '#111' } })
+      .composite(tiles)
+      .jpeg({ quality: 85 })
+      .toFile(outFile);
+    console.log(`wrote ${outFile} (${styles.length} styles x ${colors.length} colours, ${version.manifest.name})`);
+  }
 
   // Debug sheet for the first style and colour.
   const { width: W, height: H } = analysis.image;

@@ -41,6 +41,11 @@ export class Schedule {
     await this.redis.zrem(this.key, member);
   }
 
+  /** Removes several members in one command (a no-op for none). */
+  async doneMany(members: string[]): Promise<void> {
+    if (members.length > 0) await this.redis.zrem(this.key, ...members);
+  }
+
   async has(member: string): Promise<boolean> {
     return (await this.redis.zscore(this.key, member)) !== null;
   }

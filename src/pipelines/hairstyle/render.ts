@@ -56,9 +56,9 @@ function rasterize(an: HeadAnalysis, look: Look, t: Template, p: Variant, layer:
   const W = image.width;
   const H = image.height;
   const px = 1 / f.scale;
-  // Edges: the outer silhouette over ~1.5 px plus fibres breaking it; the hairline on the forehead
+  // Edges: the outer silhouette over ~2 px plus fibres breaking it; the hairline on the forehead
   // fades over ~3% of the face width, so skin shows between the first hairs.
-  const edge = Math.max(1.5 * px, 0.006);
+  const edge = Math.max(2.2 * px, 0.008);
   const hairlineFade = 0.03;
   const ctx = { a, p, px, lightSide: look.lightSide };
   // Bounding box of the frame region any template can reach, in pixels.

@@ -4,6 +4,7 @@
 //   shade(u, v)  lightness offset in -1..1: strands, curls, braids, ropes or facets, plus light
 //   opacity      below 1 for close-cropped styles, where the scalp shows through
 // Every template is also kept off the face: inside the face oval only above its fringe line.
+// Short styles reach down the temples to the ear tops (a cap that stops above them reads as a hat).
 // A change that alters the pictures needs an algorithm_version bump (golden outputs check it).
 import type { Hairstyle } from '../../domain/job.ts';
 import type { Anchors } from './frame.ts';
@@ -166,7 +167,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     short: true,
     opacity: 1,
     sdf(u, v, c) {
-      const sleek = cap(u, v, c, 0.0, -0.01, c.a.ears - 0.1);
+      const sleek = cap(u, v, c, 0.02, -0.01, c.a.ears + 0.02);
       // The braid: a band along an arc over the crown, from ear to ear.
       const cy = c.a.forehead + 0.2;
       const r = Math.hypot(u / 0.52, (v - cy) / 0.5);
@@ -211,7 +212,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     short: true,
     opacity: 0.92,
     sdf(u, v, c) {
-      return intersect(cap(u, v, c, -0.015, -0.02, c.a.ears - 0.12), allowedArea(u, v, c.a, hairline(c.a)));
+      return intersect(cap(u, v, c, 0.0, -0.02, c.a.ears + 0.02), allowedArea(u, v, c.a, hairline(c.a)));
     },
     shade(u, v, c, depth) {
       const stubble = noise2(u * Math.min(420, 0.5 / c.px), v * Math.min(420, 0.5 / c.px), c.p.seed) * 2 - 1;
@@ -265,7 +266,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     opacity: 1,
     sdf(u, v, c) {
       const { a, p } = c;
-      const crop = cap(u, v, c, 0.05, 0.05, a.ears - 0.02);
+      const crop = cap(u, v, c, 0.06, 0.05, a.ears + 0.1);
       // A fringe swept to one side, lower on that side.
       const sweep = p.parting <= 0 ? 1 : -1;
       const fringe = a.brows - 0.12 + 0.22 * clamp(sweep * u + 0.1, 0, 0.5);
@@ -391,7 +392,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     opacity: 1,
     sdf(u, v, c) {
       const { a } = c;
-      const sides = cap(u, v, c, 0.0, -0.01, a.ears - 0.1);
+      const sides = cap(u, v, c, 0.02, -0.01, a.ears + 0.02);
       // The top stands up: a flattened dome over the front of the crown.
       const top = intersect(ellipse(u, v, 0, a.forehead - 0.12, 0.42 * c.p.volume, 0.3 * c.p.volume), v - (a.forehead + 0.05));
       return intersect(union(sides, top), allowedArea(u, v, a, hairline(a) - 0.02));
@@ -410,7 +411,7 @@ export const SHAVED_SIDES: Template = {
   short: true,
   opacity: 0.38,
   sdf(u, v, c) {
-    return intersect(cap(u, v, c, -0.02, -0.02, c.a.ears - 0.12), allowedArea(u, v, c.a, hairline(c.a)));
+    return intersect(cap(u, v, c, 0.0, -0.02, c.a.ears + 0.02), allowedArea(u, v, c.a, hairline(c.a)));
   },
   shade(u, v, c) {
     return -0.3 + 0.3 * (noise2(u * Math.min(420, 0.5 / c.px), v * Math.min(420, 0.5 / c.px), c.p.seed) * 2 - 1);
