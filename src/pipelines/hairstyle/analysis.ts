@@ -9,7 +9,7 @@ import { readParsingParams } from '../../steps/face-parsing.ts';
 import { chooseBestPhoto, type Candidate, type PhotoRules } from '../../steps/photo-choice.ts';
 import { othersMask } from '../../steps/target-face.ts';
 import type { PipelineContext } from '../types.ts';
-import { anchorsOf, makeFrame, rollDegrees, toFrame, yawDegrees } from './frame.ts';
+import { anchorsOf, frameU, frameV, makeFrame, rollDegrees, yawDegrees } from './frame.ts';
 import { AppError } from '../../errors/codes.ts';
 import { hairFromParsing, hairFromSegmentation } from './hair.ts';
 import type { HeadAnalysis, Look } from './render.ts';
@@ -40,7 +40,7 @@ export function measureLook(an: Pick<HeadAnalysis, 'image' | 'protect' | 'frame'
     if (!protect[i]) continue;
     const x = i % W, y = (i - x) / W;
     const L = srgbToLab(image.data[3 * i]!, image.data[3 * i + 1]!, image.data[3 * i + 2]!)[0];
-    if (toFrame(frame, x + 0.5, y + 0.5)[0] < 0) {
+    if (frameU(frame, x + 0.5, y + 0.5) < 0) {
       l += L;
       nl++;
     } else {
@@ -80,7 +80,7 @@ export async function analyze(ctx: PipelineContext, images: readonly RgbImage[],
   for (let y = 0; y < H; y++) {
     for (let x = 0; x < W; x++) {
       const i = y * W + x;
-      if (oval[i] && toFrame(frame, x + 0.5, y + 0.5)[1] > anchors.brows) protect[i] = 1;
+      if (oval[i] && frameV(frame, x + 0.5, y + 0.5) > anchors.brows) protect[i] = 1;
     }
   }
   // Other people's pixels (nearer another face) are never changed by the removal.

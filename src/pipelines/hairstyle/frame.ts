@@ -73,6 +73,16 @@ export function toFrame(f: Frame, x: number, y: number): [number, number] {
   return [(px * f.ux + py * f.uy) / f.scale, (-px * f.uy + py * f.ux) / f.scale];
 }
 
+/** u alone (no array: the per-pixel loops call these millions of times). */
+export function frameU(f: Frame, x: number, y: number): number {
+  return ((x - f.ox) * f.ux + (y - f.oy) * f.uy) / f.scale;
+}
+
+/** v alone. */
+export function frameV(f: Frame, x: number, y: number): number {
+  return (-(x - f.ox) * f.uy + (y - f.oy) * f.ux) / f.scale;
+}
+
 export function fromFrame(f: Frame, u: number, v: number): [number, number] {
   return [f.ox + f.scale * (u * f.ux - v * f.uy), f.oy + f.scale * (u * f.uy + v * f.ux)];
 }

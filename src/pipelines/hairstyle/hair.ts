@@ -16,7 +16,7 @@ import type { Face } from '../../steps/face-detection.ts';
 import type { Landmark } from '../../steps/face-mesh.ts';
 import { CLASS, parseFace, softClassMask, type FaceParsingParams } from '../../steps/face-parsing.ts';
 import { segmentPerson } from '../../steps/person-segmentation.ts';
-import { toFrame, type Anchors, type Frame } from './frame.ts';
+import { frameU, frameV, type Anchors, type Frame } from './frame.ts';
 
 /** Fill groups: what a removed hair pixel most likely hides. 0 = nothing to fill. */
 export const UNDER = { background: 1, skin: 2, clothing: 3 } as const;
@@ -51,7 +51,7 @@ function headZone(h: Head): Uint8Array {
   const z = new Uint8Array(W * H);
   for (let y = 0; y < H; y++) {
     for (let x = 0; x < W; x++) {
-      const [u, v] = toFrame(frame, x + 0.5, y + 0.5);
+      const u = frameU(frame, x + 0.5, y + 0.5), v = frameV(frame, x + 0.5, y + 0.5);
       if (Math.abs(u) < 1.05 && v > anchors.forehead - 0.6 && v < anchors.chin) z[y * W + x] = 1;
     }
   }
@@ -92,6 +92,13 @@ function floodGroups(groups: Uint8Array, region: Uint8Array, W: number, H: numbe
   }
 }
 
+/** 1 where the fill group is still unknown (0). */
+function unknownOf(under: Uint8Array): Uint8Array {
+  const out = new Uint8Array(under.length);
+  for (let i = 0; i < out.length; i++) out[i] = under[i] === 0 ? 1 : 0;
+  return out;
+}
+
 /**
  * Hair by BiSeNet face parsing, the target's only, and what it hides. The person mask keeps the
  * background fill from copying other people: BiSeNet labels everyone but its own person background.
@@ -116,7 +123,10 @@ export async function hairFromParsing(parser: ModelSession, seg: ModelSession, s
     const lab: Array<[number, number, number]> = [];
     for (let i = 0; i < parsed.length; i += 3) if (parsed[i] && soft[i]! > 200) lab.push(srgbToLab(image.data[3 * i]!, image.data[3 * i + 1]!, image.data[3 * i + 2]!));
     const grown = Uint8Array.from(parsed);
-    if (lab.length > 50) {
+    // Only when the parsed hair leaves the crop at its bottom (the last 4% of its rows).
+    let exits = false;
+    for (let y = Math.max(0, Math.floor(cy + 0.96 * size)); y < Math.min(H, Math.ceil(cy + size)) && !exits; y++) for (let x = 0; x < W && !exits; x++) exits = parsed[y * W + x] === 1;
+    if (exits && lab.length > 50) {
       const med = [0, 1, 2].map((k) => lab.map((c) => c[k]!).sort((a, b) => a - b)[lab.length >> 1]!);
       const spread = lab.map((c) => Math.hypot(c[0] - med[0]!, c[1] - med[1]!, c[2] - med[2]!)).sort((a, b) => a - b)[lab.length >> 1]!;
       const limit = Math.max(5, 1.0 * spread);
@@ -128,7 +138,7 @@ export async function hairFromParsing(parser: ModelSession, seg: ModelSession, s
         // background, while the person mask keeps it).
         const trusted = inCrop[i] && y < cy + 0.9 * size && parse.labels[i] !== CLASS.background;
         if (trusted || h.protect[i] || h.others[i] || person[i]! < 128) continue;
-        const [u, v] = toFrame(frame, x + 0.5, y + 0.5);
+        const u = frameU(frame, x + 0.5, y + 0.5), v = frameV(frame, x + 0.5, y + 0.5);
         if (v > anchors.chin + 3 || Math.abs(u) > 1.3) continue;
         const c = srgbToLab(image.data[3 * i]!, image.data[3 * i + 1]!, image.data[3 * i + 2]!);
         if (Math.hypot(c[0] - med[0]!, c[1] - med[1]!, c[2] - med[2]!) < limit) cand[i] = 1;
@@ -156,7 +166,7 @@ export async function hairFromParsing(parser: ModelSession, seg: ModelSession, s
         continue;
       }
       const x = i % W, y = (i - x) / W;
-      const [u, v] = toFrame(frame, x + 0.5, y + 0.5);
+      const u = frameU(frame, x + 0.5, y + 0.5), v = frameV(frame, x + 0.5, y + 0.5);
       const top = anchors.forehead;
       const skull = v >= top ? v < anchors.chin && Math.abs(u) < anchors.ovalHalfWidth(v, u) : Math.hypot(u / (0.9 * anchors.ovalHalfWidth(top, u)), (v - top) / 0.3) < 1;
       if (person[i]! < 80) under[i] = UNDER.background;
@@ -164,7 +174,7 @@ export async function hairFromParsing(parser: ModelSession, seg: ModelSession, s
       else if (v < anchors.chin) under[i] = UNDER.background;
       // else: the body, from the skin and clothing seeds below
     }
-    floodGroups(seeds, Uint8Array.from(under, (g) => (g === 0 ? 1 : 0)), W, H);
+    floodGroups(seeds, unknownOf(under), W, H);
     for (let i = 0; i < under.length; i++) if (under[i] === 0) under[i] = seeds[i] || UNDER.clothing;
     const sources: Uint8Array[] = [];
     for (const g of Object.values(UNDER)) {
@@ -178,7 +188,7 @@ export async function hairFromParsing(parser: ModelSession, seg: ModelSession, s
         for (let i = 0; i < s.length; i++) {
           if (!s[i]) continue;
           const x = i % W, y = (i - x) / W;
-          if (Math.abs(toFrame(frame, x + 0.5, y + 0.5)[0]) > 1.1) s[i] = 0;
+          if (Math.abs(frameU(frame, x + 0.5, y + 0.5)) > 1.1) s[i] = 0;
         }
       }
       sources[g] = s;
@@ -210,7 +220,7 @@ export async function hairFromSegmentation(seg: ModelSession, size: { width: num
     for (let x = 0; x < image.width; x++) {
       const i = y * image.width + x;
       if (person[i]! < 100 || protect[i] || h.others[i]) continue;
-      const [u, v] = toFrame(frame, x + 0.5, y + 0.5);
+      const u = frameU(frame, x + 0.5, y + 0.5), v = frameV(frame, x + 0.5, y + 0.5);
       if (v > anchors.chin + 0.9 || Math.abs(u) > 1.2) continue;
       const insideFace = Math.abs(u) < anchors.ovalHalfWidth(v, u) && v > anchors.forehead + 0.05 && v < anchors.chin;
       if (insideFace) continue;

@@ -10,7 +10,7 @@ import type { RgbImage } from '../../imaging/image.ts';
 import { dilate } from '../../imaging/morphology.ts';
 import { shadeRamp } from '../../steps/color.ts';
 import { patchFill } from '../../steps/patch-fill.ts';
-import { toFrame, type Anchors, type Frame } from './frame.ts';
+import { frameU, frameV, type Anchors, type Frame } from './frame.ts';
 import { SHAVED_SIDES, TEMPLATES, wisp, type Template, type Variant } from './templates.ts';
 import type { Hairstyle } from '../../domain/job.ts';
 
@@ -77,7 +77,7 @@ function rasterize(an: HeadAnalysis, look: Look, t: Template, p: Variant, layer:
       const i = y * W + x;
       // Never on the face; behind other people (their pixels, nearer their face than the target's).
       if (an.protect[i] || (an.others[i] && an.person[i]! > 128)) continue;
-      const [u, v] = toFrame(f, x + 0.5, y + 0.5);
+      const u = frameU(f, x + 0.5, y + 0.5), v = frameV(f, x + 0.5, y + 0.5);
       const raw = t.sdf(u, v, ctx);
       if (raw > 3 * edge + 0.03) continue;
       // On the forehead (inside the face oval) the outline is the hairline: soft, no wisps.
@@ -229,5 +229,7 @@ export function composite(base: RgbImage, layer: HairLayer, color: HairColor, lo
 
 /** The layer's coverage as an 8-bit mask. */
 export function alphaMask(layer: HairLayer): Uint8Array {
-  return Uint8Array.from(layer.alpha, (a) => Math.round(a * 255));
+  const out = new Uint8Array(layer.alpha.length);
+  for (let i = 0; i < out.length; i++) out[i] = Math.round(layer.alpha[i]! * 255);
+  return out;
 }
