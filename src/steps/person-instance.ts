@@ -9,8 +9,8 @@
 //   split    every person-mask pixel goes to the nearest skeleton (the target's and every other
 //            person's capsules: limbs and torso from pose landmarks, heads from face boxes), a
 //            Voronoi split by distance to the skeleton's surface; pixels farther than `reach`
-//            from the target's skeleton are cut off (neighbours nobody detected); the connected
-//            part around the target's torso is the instance
+//            from the target's skeleton (or each shape's own reach) are cut off (neighbours
+//            nobody detected); the connected part around the target's torso is the instance
 // Pure typed-array code (it runs inside the inference threads).
 import type { Face } from './face-detection.ts';
 import type { Detection } from './mediapipe.ts';
@@ -74,11 +74,14 @@ export function shapeDistance(s: Shape, x: number, y: number): number {
   return Math.max(0, segmentDistance(s.a, s.b, x, y) - s.r);
 }
 
-function segmentDistance(a: Pt, b: Pt, x: number, y: number): number {
+export function segmentDistance(a: Pt, b: Pt, x: number, y: number): number {
   const dx = b[0] - a[0], dy = b[1] - a[1];
   const l2 = dx * dx + dy * dy;
   const t = l2 > 0 ? Math.max(0, Math.min(1, ((x - a[0]) * dx + (y - a[1]) * dy) / l2)) : 0;
-  return Math.hypot(x - a[0] - t * dx, y - a[1] - t * dy);
+  const ex = x - a[0] - t * dx, ey = y - a[1] - t * dy;
+  // Math.sqrt, not Math.hypot: this runs per pixel (grid cell) for every shape, and hypot's
+  // overflow care costs several times as much.
+  return Math.sqrt(ex * ex + ey * ey);
 }
 
 const nearest = (shapes: readonly Shape[], x: number, y: number) => {
@@ -93,6 +96,8 @@ const G = 3;
 export interface InstanceOptions {
   /** Pixels farther than this from the target's skeleton surface are never the target's. */
   reach: number;
+  /** Per target shape (same order), its own reach in place of `reach` (limbs reach less far than the torso). */
+  reaches?: readonly number[];
   /** Mask threshold (0..255). */
   threshold?: number;
   /** Where the target's body is for sure (the connected part around it is kept). */
@@ -115,8 +120,13 @@ export function splitInstance(mask: Uint8Array, W: number, H: number, target: re
     for (let gx = 0; gx < gw; gx++) {
       if (!any[gy * gw + gx]) continue;
       const x = G * gx + G / 2, y = G * gy + G / 2;
-      const dt = nearest(target, x, y);
-      if (dt > o.reach) continue;
+      let dt = Infinity, within = false;
+      for (let k = 0; k < target.length; k++) {
+        const d = shapeDistance(target[k]!, x, y);
+        if (d < dt) dt = d;
+        if (d <= (o.reaches?.[k] ?? o.reach)) within = true;
+      }
+      if (!within) continue;
       let mine = true;
       for (const other of others) if (nearest(other, x, y) < dt) (mine = false);
       own[gy * gw + gx] = mine ? 1 : 0;

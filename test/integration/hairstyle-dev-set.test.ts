@@ -106,7 +106,6 @@ const target = (faces: ReferenceFace[], W: number, H: number) =>
  */
 const KNOWN: Record<string, string> = {
   's6-centre-right|longHair': 'the fill continues the wooden door frame beside her head, a streaky brown the face parser reads as hair',
-  's6-centre-left|longHair': 'hair tips below the parser crop stay, and hair over the cheek inside the face oval is kept with the face',
 };
 
 const photos: Array<{ base: string; variant: object }> = [...HAIR_PHOTOS.map((base) => ({ base, variant: {} })), ...HAIR_VARIANTS];

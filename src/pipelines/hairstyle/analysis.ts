@@ -30,7 +30,7 @@ function photoRules(params: Readonly<Record<string, unknown>>): PhotoRules {
  * comes from (lightness right minus left), how exposed it is (mean lightness against 62, a
  * well-exposed face; square-rooted and clamped to 0.75..1.15, so a blonde stays blonde in a dim photo), and its noise (median absolute Laplacian of the lightness, in levels).
  */
-export function measureLook(an: Pick<HeadAnalysis, 'image' | 'protect' | 'frame'>): Look {
+export function measureLook(an: Pick<HeadAnalysis, 'image' | 'protect' | 'frame'>): Omit<Look, 'natural'> {
   const { image, protect, frame } = an;
   const W = image.width;
   let l = 0, nl = 0, r = 0, nr = 0;
@@ -59,6 +59,14 @@ export function measureLook(an: Pick<HeadAnalysis, 'image' | 'protect' | 'frame'
     exposure: Math.max(0.75, Math.min(1.15, (mean / 62) ** 0.5)),
     grain: Math.max(0.5, Math.min(8, 1.5 * (lap[Math.floor(lap.length / 2)] ?? 1))),
   };
+}
+
+/** Median sRGB of a mask's solid pixels (dark brown when there are too few to measure). */
+export function naturalColour(image: RgbImage, mask: Uint8Array): [number, number, number] {
+  const ch: number[][] = [[], [], []];
+  for (let i = 0; i < mask.length; i += 7) if (mask[i]! > 200) for (let c = 0; c < 3; c++) ch[c]!.push(image.data[3 * i + c]!);
+  if (ch[0]!.length < 20) return [60, 45, 35];
+  return ch.map((v) => v.sort((a, b) => a - b)[v.length >> 1]!) as [number, number, number];
 }
 
 export async function analyze(ctx: PipelineContext, images: readonly RgbImage[], t: StageTimer): Promise<{ analysis: HeadAnalysis; look: Look; notes: string[]; chosen: Candidate }> {
@@ -90,7 +98,10 @@ export async function analyze(ctx: PipelineContext, images: readonly RgbImage[],
     stringParam(ctx.params, 'hair_source', 'hairstyle') === 'parsing'
       ? await hairFromParsing(await ctx.session('parser'), await ctx.session('segmenter'), { width: P('segmenter_width'), height: P('segmenter_height') }, base, best.face, readParsingParams(ctx.params), t)
       : await hairFromSegmentation(await ctx.session('segmenter'), { width: P('segmenter_width'), height: P('segmenter_height') }, base, lm, t);
-  const look = measureLook(base);
+  // Shaved stubble shows the scalp through the person's own hair colour: 60% skin, 40% hair.
+  const hairRgb = naturalColour(best.image, found.hair);
+  const skinRgb = naturalColour(best.image, Uint8Array.from(protect, (v) => v * 255));
+  const look = { ...measureLook(base), natural: [0, 1, 2].map((c) => 0.6 * skinRgb[c]! + 0.4 * hairRgb[c]!) as [number, number, number] };
   notes.push(`face roll ${rollDegrees(frame).toFixed(1)} degrees, yaw ${yaw.toFixed(1)} degrees, face width ${Math.round(frame.scale)} px, ${best.others.length} other face(s) left alone`);
   notes.push(`look: light from the ${look.lightSide >= 0 ? 'right' : 'left'} (${look.lightSide.toFixed(2)}), exposure ${look.exposure.toFixed(2)}, grain ${look.grain.toFixed(1)}`);
   return { analysis: { ...base, ...found }, look, notes, chosen: best };

@@ -39,6 +39,8 @@ export interface HairLayer {
   shade: Float32Array;
   /** Contact shadow 0..1 the hair casts on what is below it. */
   shadow: Float32Array;
+  /** Share of the coverage that is shaved stubble (the Mohawk's sides): the person's own colour. */
+  stubble: Float32Array;
 }
 
 /** How the photo looks, measured on the face: the hair is lit, exposed and grained to match. */
@@ -49,6 +51,8 @@ export interface Look {
   exposure: number;
   /** Noise of the photo, in levels (robust estimate on the face). */
   grain: number;
+  /** What shaved stubble shows: the scalp through the person's own hair (sRGB, from the face and old hair). */
+  natural: readonly [number, number, number];
 }
 
 function rasterize(an: HeadAnalysis, look: Look, t: Template, p: Variant, layer: HairLayer, under: boolean): void {
@@ -98,6 +102,7 @@ function rasterize(an: HeadAnalysis, look: Look, t: Template, p: Variant, layer:
         const add = cover * room;
         if (add <= 0) continue;
         layer.shade[i] = (layer.shade[i]! * layer.alpha[i]! + s * add) / (layer.alpha[i]! + add);
+        layer.stubble[i] = (layer.stubble[i]! * layer.alpha[i]! + add) / (layer.alpha[i]! + add);
         layer.alpha[i] = layer.alpha[i]! + add;
       } else {
         layer.alpha[i] = cover;
@@ -150,7 +155,7 @@ function castShadow(an: HeadAnalysis, layer: HairLayer): Float32Array {
 /** Draws a template for one variant. */
 export function renderHair(an: HeadAnalysis, look: Look, style: Hairstyle, p: Variant): HairLayer {
   const n = an.image.width * an.image.height;
-  const layer: HairLayer = { alpha: new Float32Array(n), shade: new Float32Array(n), shadow: new Float32Array(0) };
+  const layer: HairLayer = { alpha: new Float32Array(n), shade: new Float32Array(n), shadow: new Float32Array(0), stubble: new Float32Array(n) };
   rasterize(an, look, TEMPLATES[style], p, layer, false);
   if (style === 'Mohawk') rasterize(an, look, SHAVED_SIDES, p, layer, true);
   layer.shadow = castShadow(an, layer);
@@ -218,9 +223,10 @@ export function composite(base: RgbImage, layer: HairLayer, color: HairColor, lo
     const dark = 1 - 0.45 * sh;
     const k = Math.round((layer.shade[i]! + 1) * 127.5);
     const g = a > 0 ? look.grain * 1.7 * noise() : 0;
+    const st = layer.stubble[i]!;
     for (let c = 0; c < 3; c++) {
       const under = data[3 * i + c]! * dark;
-      const hair = ramp[3 * k + c]! * look.exposure + g;
+      const hair = (ramp[3 * k + c]! * (1 - st) + look.natural[c]! * (1 + 0.3 * layer.shade[i]!) * st) * look.exposure + g;
       data[3 * i + c] = Math.max(0, Math.min(255, Math.round(under * (1 - a) + hair * a)));
     }
   }

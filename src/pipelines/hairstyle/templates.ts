@@ -405,11 +405,15 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
   },
 };
 
-/** Scalp stubble drawn under the Mohawk (its shaved sides), as a faint cap. */
+/**
+ * The Mohawk's shaved sides, drawn under its strip: scalp with stubble, in the person's own colours
+ * (render.ts's stubble share), nearly opaque: the removed hair under it was filled with what lies
+ * beside the head, so a faint layer let the background show through the skull.
+ */
 export const SHAVED_SIDES: Template = {
   name: 'Mohawk',
   short: true,
-  opacity: 0.38,
+  opacity: 0.94,
   sdf(u, v, c) {
     return intersect(cap(u, v, c, 0.0, -0.02, c.a.ears + 0.02), allowedArea(u, v, c.a, hairline(c.a)));
   },

@@ -3,9 +3,11 @@
 //   largest, most central face and its body detection (steps/person-instance.ts) -> BlazePose Full
 //   landmarks on the target and on up to 3 other people -> Selfie segmentation on a square crop
 //   around the target -> the target's instance: the mask split between the skeletons (Voronoi by
-//   distance to each skeleton, cut at instance_reach x body size from the target's), the part
-//   connected to the torso -> face, ears and hair of the target (BiSeNet on the target face), never
-//   covered by the garment.
+//   distance to each skeleton, cut at instance_reach x body size from the target's torso, head
+//   and legs and at 0.08 shoulder widths from her arms), the part connected to the torso, other
+//   people's faces cut out -> face, ears and hair of the target
+//   (BiSeNet, [1, 384, 384, 3] NHWC on a square of 2.2 face sizes; long hair below it grown by
+//   colour through the instance), never covered by the garment.
 import { AppError } from '../../errors/codes.ts';
 import { cropSquare, type RgbImage } from '../../imaging/image.ts';
 import { numberParam } from '../../models/params.ts';
@@ -17,7 +19,8 @@ import { placeMask } from '../../imaging/image.ts';
 import { segmentPerson } from '../../steps/person-segmentation.ts';
 import { bodyOfFace, splitInstance, targetBodyIndex, targetFaceIndex, type Shape } from '../../steps/person-instance.ts';
 import type { PipelineContext } from '../types.ts';
-import { bodyFrame, mid, skeletonShapes, type Body } from './body.ts';
+import { labOf } from './garment.ts';
+import { bodyFrame, mid, skeletonParts, skeletonShapes, type Body } from './body.ts';
 
 /** Class names of a manifest param (face-parsing classes) as class ids. */
 function classIds(value: unknown, key: string): number[] {
@@ -37,6 +40,8 @@ export interface PersonAnalysis {
   others: Shape[][];
   /** Person probability 0..255 at full resolution: Selfie (everyone) where BlazePose's mask of the target agrees. */
   person: Uint8Array;
+  /** Selfie's probability of anyone, 0..255, on its square around the target (0 outside it). */
+  everyone: Uint8Array;
   /** The target's instance, 0/1. */
   instance: Uint8Array;
   /** Instance height over the photo's height. */
@@ -60,7 +65,7 @@ export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: St
   const detector = { input_size: P('detector_size'), min_score: P('detector_min_score'), iou_threshold: P('detector_iou_threshold'), max_faces: P('detector_max_faces') };
   const faces = await detectFaces(await ctx.session('detector'), image, detector, detector.min_score, t);
   const bodies = await detectBodies(await ctx.session('body_detector'), image, P('body_detector_size'), P('body_min_score'), P('body_iou_threshold'), t);
-  const none = { image, body: null, pose: null, face: undefined, others: [], person: new Uint8Array(W * H), instance: new Uint8Array(W * H), heightFraction: 0 };
+  const none = { image, body: null, pose: null, face: undefined, others: [], person: new Uint8Array(W * H), everyone: new Uint8Array(W * H), instance: new Uint8Array(W * H), heightFraction: 0 };
   // The best-scoring face that has a body (a face cut by the photo's edge may have none).
   let fi = -1, bi = -1;
   const left = faces.map((_, i) => i);
@@ -116,9 +121,30 @@ export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: St
   for (let i = 0; i < person.length; i++) person[i] = pose.mask[i]! > 100 ? everyone[i]! : 0;
 
   const headR = face ? 0.6 * Math.max(face.box.width, face.box.height) : 0.4 * body.size;
-  const instance = await t.time('instance', () =>
-    splitInstance(person, W, H, skeletonShapes(body, headR), others, { reach: P('instance_reach') * body.size, seed: mid(body.neck, body.pelvis) }),
-  );
+  const instance = await t.time('instance', () => {
+    // Arms reach less far than the torso, head and legs (wide trousers and skirts reach far from
+    // the leg bones): a neighbour nobody detected (cut by the frame) often stands right beside a
+    // hanging arm, and the full reach from the arm took half of her. The arms' reach is counted in
+    // shoulder widths where the body is turned (its size then comes from the torso's length).
+    const ref = Math.min(body.size, 1.1 * body.sw);
+    const reach = P('instance_reach') * body.size;
+    const { core, arms, legs } = skeletonParts(body, headR);
+    const shapes = [...core, ...arms, ...legs];
+    const reaches = [...core.map(() => reach), ...arms.map(() => 0.08 * ref), ...legs.map(() => reach)];
+    const own = splitInstance(person, W, H, shapes, others, { reach, reaches, seed: mid(body.neck, body.pelvis) });
+    // Other people's faces are never the target's, even where the split gave them to her (a
+    // person sitting in front of the target, whose head lies on the target's torso): the garment
+    // and the fill stay off them.
+    for (let j = 0; j < faces.length; j++) {
+      if (j === fi) continue;
+      const f = faces[j]!;
+      const r = 0.7 * Math.max(f.box.width, f.box.height), cx = f.box.x + f.box.width / 2, cy = f.box.y + f.box.height / 2;
+      for (let y = Math.max(0, Math.floor(cy - r)); y <= Math.min(H - 1, Math.ceil(cy + r)); y++) {
+        for (let x = Math.max(0, Math.floor(cx - r)); x <= Math.min(W - 1, Math.ceil(cx + r)); x++) if ((x + 0.5 - cx) ** 2 + (y + 0.5 - cy) ** 2 <= r * r) own[y * W + x] = 0;
+      }
+    }
+    return own;
+  });
   let top = H, bottom = -1;
   for (let y = 0; y < H; y++) {
     for (let x = 0; x < W; x++) {
@@ -129,7 +155,7 @@ export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: St
       }
     }
   }
-  return { image, body, pose, face, others, person, instance, heightFraction: bottom >= top ? (bottom - top + 1) / H : 0 };
+  return { image, body, pose, face, others, person, everyone, instance, heightFraction: bottom >= top ? (bottom - top + 1) / H : 0 };
 }
 
 /** 3:4 crop (or pad, repeating the edges) around the target's instance. */
@@ -167,5 +193,59 @@ export async function faceAndHair(ctx: PipelineContext, p: PersonAnalysis, t: St
     if (keep.has(l)) protect[i] = 1;
     if (l === 1) (acc[0]! += image.data[3 * i]!), (acc[1]! += image.data[3 * i + 1]!), (acc[2]! += image.data[3 * i + 2]!), n++;
   }
-  return { protect, skin: n > 50 ? [acc[0]! / n, acc[1]! / n, acc[2]! / n] : null };
+  const skin: [number, number, number] | null = n > 50 ? [acc[0]! / n, acc[1]! / n, acc[2]! / n] : null;
+  extendHair(image, p.instance, parse.labels, parse.crop, Math.max(face.box.width, face.box.height), skin, protect);
+  return { protect, skin };
+}
+
+/**
+ * Long hair below the parser's crop (BiSeNet sees a square around the face, so hair falling over
+ * the shoulders and chest is cut at the crop's lower edge): grown down from the hair pixels on that
+ * edge through connected pixels of the target's instance whose colour is near the parsed hair's (CIE Lab
+ * distance under 2.5 standard deviations, 10-22) and not near the skin's, for at most 2 face sizes.
+ * Sets `protect` to 1 there.
+ */
+function extendHair(image: RgbImage, instance: Uint8Array, labels: Uint8Array, crop: { x: number; y: number; size: number }, faceSize: number, skin: [number, number, number] | null, protect: Uint8Array): void {
+  const { width: W, height: H, data } = image;
+  const HAIR = 17;
+  const yEnd = Math.min(H, Math.floor(crop.y + crop.size));
+  if (yEnd >= H) return;
+  const sum = [0, 0, 0], sq = [0, 0, 0];
+  let n = 0;
+  const y0 = Math.max(0, Math.floor(crop.y));
+  for (let y = y0; y < yEnd; y++) {
+    for (let x = 0, i = y * W; x < W; x++, i++) {
+      if (labels[i] !== HAIR) continue;
+      const lab = labOf(data[3 * i]!, data[3 * i + 1]!, data[3 * i + 2]!);
+      for (let c = 0; c < 3; c++) (sum[c]! += lab[c]!), (sq[c]! += lab[c]! * lab[c]!);
+      n++;
+    }
+  }
+  if (n < 100) return;
+  const mean = sum.map((v) => v / n);
+  const spread = Math.sqrt(sq.reduce((a, v, c) => a + Math.max(0, v / n - mean[c]! ** 2), 0));
+  const limit = Math.min(22, Math.max(10, 2.5 * spread));
+  const skinLab = skin ? labOf(Math.round(skin[0]), Math.round(skin[1]), Math.round(skin[2])) : null;
+  const yMax = Math.min(H, Math.round(yEnd + 2 * faceSize));
+  const hairLike = (i: number) => {
+    const [L, A, B] = labOf(data[3 * i]!, data[3 * i + 1]!, data[3 * i + 2]!);
+    const d = Math.hypot(L - mean[0]!, A - mean[1]!, B - mean[2]!);
+    if (d >= limit) return false;
+    return !skinLab || Math.hypot(L - skinLab[0], A - skinLab[1], B - skinLab[2]) > d;
+  };
+  const seen = new Uint8Array(W * H);
+  const queue = new Int32Array(W * (yMax - yEnd + 4));
+  let head = 0, tail = 0;
+  for (let y = Math.max(y0, yEnd - 3); y < yEnd; y++) {
+    for (let x = 0, i = y * W; x < W; x++, i++) if (labels[i] === HAIR && tail < queue.length) (seen[i] = 1), (queue[tail++] = i);
+  }
+  while (head < tail) {
+    const i = queue[head++]!;
+    const x = i % W, y = (i - x) / W;
+    for (const j of [x > 0 ? i - 1 : -1, x < W - 1 ? i + 1 : -1, i + W, y > yEnd ? i - W : -1]) {
+      if (j < 0 || seen[j] || j >= yMax * W) continue;
+      seen[j] = 1;
+      if (instance[j] && hairLike(j) && tail < queue.length) (protect[j] = 1), (queue[tail++] = j);
+    }
+  }
 }

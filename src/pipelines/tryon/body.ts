@@ -105,20 +105,28 @@ export function legShapes(b: Body): Shape[] {
   return out;
 }
 
+/** The skeleton in three groups: torso and head (the torso polygon and capsules), arms, legs. */
+export function skeletonParts(b: Body, headR: number): { core: Shape[]; arms: Shape[]; legs: Shape[] } {
+  const k = b.size;
+  return {
+    core: [
+      { poly: [b.L.shoulder, b.R.shoulder, b.R.hip, b.L.hip] },
+      { a: b.L.shoulder, b: b.L.hip, r: 0.12 * k },
+      { a: b.R.shoulder, b: b.R.hip, r: 0.12 * k },
+      { a: b.L.shoulder, b: b.R.shoulder, r: 0.1 * k },
+      { a: b.L.hip, b: b.R.hip, r: 0.12 * k },
+      { a: b.neck, b: b.nose, r: 0.14 * k },
+      { a: b.nose, b: b.nose, r: headR },
+    ],
+    arms: armShapes(b),
+    legs: legShapes(b),
+  };
+}
+
 /** The whole skeleton as capsules and the torso polygon, for the instance split. */
 export function skeletonShapes(b: Body, headR: number): Shape[] {
-  const k = b.size;
-  return [
-    { poly: [b.L.shoulder, b.R.shoulder, b.R.hip, b.L.hip] },
-    { a: b.L.shoulder, b: b.L.hip, r: 0.12 * k },
-    { a: b.R.shoulder, b: b.R.hip, r: 0.12 * k },
-    { a: b.L.shoulder, b: b.R.shoulder, r: 0.1 * k },
-    { a: b.L.hip, b: b.R.hip, r: 0.12 * k },
-    { a: b.neck, b: b.nose, r: 0.14 * k },
-    { a: b.nose, b: b.nose, r: headR },
-    ...armShapes(b),
-    ...legShapes(b),
-  ];
+  const { core, arms, legs } = skeletonParts(b, headR);
+  return [...core, ...arms, ...legs];
 }
 
 /** What each clothes type needs to see, by joint and part name. */

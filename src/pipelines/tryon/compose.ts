@@ -71,17 +71,18 @@ export function layerParts(W: number, H: number, parts: Array<{ warped: Float32A
 
 /**
  * The old clothing of the body band that the garment leaves uncovered (`clothing`: not skin, not
- * face or hair), filled by exemplar patches from the background and the skin around it.
+ * face or hair), filled by exemplar patches from the background (`background`: nobody's pixels,
+ * so a neighbour's dress is never copied onto the target) and the skin around it.
  * Returns the picture and how many pixels were filled.
  */
-export function removeUncovered(image: RgbImage, layer: GarmentLayer, band: Uint8Array, clothing: Uint8Array, instance: Uint8Array, skinLike: Uint8Array): { image: RgbImage; filled: number; hole: Uint8Array } {
+export function removeUncovered(image: RgbImage, layer: GarmentLayer, band: Uint8Array, clothing: Uint8Array, background: Uint8Array, skinLike: Uint8Array): { image: RgbImage; filled: number; hole: Uint8Array } {
   const n = band.length;
   const hole = new Uint8Array(n);
   let filled = 0;
   for (let i = 0; i < n; i++) if (band[i] && clothing[i] && layer.alpha[i]! < 0.5) (hole[i] = 1), filled++;
   if (filled < 20) return { image, filled: 0, hole };
   const source = new Uint8Array(n);
-  for (let i = 0; i < n; i++) source[i] = !hole[i] && (!instance[i] || skinLike[i]) ? 1 : 0;
+  for (let i = 0; i < n; i++) source[i] = !hole[i] && (background[i] || skinLike[i]) ? 1 : 0;
   return { image: patchFill(image, hole, { source }), filled, hole };
 }
 
@@ -91,8 +92,11 @@ export function shadeAndBlend(photo: RgbImage, base: RgbImage, layer: GarmentLay
   const { alpha, rgb } = layer;
   const lum = new Float32Array(W * H);
   for (let i = 0; i < lum.length; i++) lum[i] = 0.299 * photo.data[3 * i]! + 0.587 * photo.data[3 * i + 1]! + 0.114 * photo.data[3 * i + 2]!;
-  // Folds and body shading: luminance at the scale of a fold over its neighbourhood's.
-  const fine = blur(lum, W, H, Math.max(1, Math.round(0.015 * size)));
+  // Folds and body shading: luminance at the scale of a fold over its neighbourhood's. Two box
+  // passes (a triangle kernel) of 3% of the body size: a fold is wider than that, the stripes or
+  // print of the old clothing are narrower, so they do not show through the new garment.
+  const r = Math.max(2, Math.round(0.03 * size));
+  const fine = blur(blur(lum, W, H, r), W, H, r);
   const mean = blur(lum, W, H, Math.max(3, Math.round(0.12 * size)));
   const data = Uint8Array.from(base.data);
   for (let i = 0; i < alpha.length; i++) {

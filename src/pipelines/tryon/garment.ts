@@ -63,11 +63,27 @@ function largestBlob(mask: Uint8Array, W: number, H: number): Uint8Array {
   return Uint8Array.from(label, (l) => (l === best && best > 0 ? 1 : 0));
 }
 
+const LAB = new Map<number, [number, number, number]>();
+/**
+ * CIE Lab of an sRGB colour, memoized: a product photo has few distinct colours and a body band a
+ * few tens of thousands, each converted once (srgbToLab's pow and cbrt per pixel were most of the
+ * garment stage). Cleared when it grows past 2^20 colours.
+ */
+export function labOf(r: number, g: number, b: number): [number, number, number] {
+  const key = (r << 16) | (g << 8) | b;
+  let v = LAB.get(key);
+  if (!v) {
+    if (LAB.size >= 1 << 20) LAB.clear();
+    LAB.set(key, (v = srgbToLab(r, g, b)));
+  }
+  return v;
+}
+
 /** Garment mask of a product photo on a plain background. */
 export function productMask(img: RgbImage): Uint8Array {
   const { width: W, height: H, data } = img;
   const border: Array<[number, number, number]> = [];
-  const lab = (i: number) => srgbToLab(data[3 * i]!, data[3 * i + 1]!, data[3 * i + 2]!);
+  const lab = (i: number) => labOf(data[3 * i]!, data[3 * i + 1]!, data[3 * i + 2]!);
   for (let x = 0; x < W; x += 2) border.push(lab(x), lab((H - 1) * W + x));
   for (let y = 0; y < H; y += 2) border.push(lab(y * W), lab(y * W + W - 1));
   const med = (k: 0 | 1 | 2) => border.map((b) => b[k]).sort((a, b) => a - b)[Math.floor(border.length / 2)]!;
@@ -218,19 +234,32 @@ export function productParts(mask: Uint8Array, W: number, H: number, type: Cloth
       strips.pelvis.right.push([r, y]);
     }
     const overlap = Math.max(2, Math.round(0.02 * h));
-    masks.pelvis = Uint8Array.from(mask, (v, i) => (v && Math.floor(i / W) <= cy + overlap ? 1 : 0));
+    masks.pelvis = new Uint8Array(W * H);
+    masks.pelvis.set(mask.subarray(0, Math.min(H, Math.floor(cy + overlap) + 1) * W));
     for (const s of ['L', 'R'] as const) {
-      const part = Uint8Array.from(mask, (v, i) => {
-        const x = i % W, y = (i - x) / W;
-        return v && y >= cy - overlap && (s === 'L' ? x < crotchX : x >= crotchX) ? 1 : 0;
-      });
-      const r = runAt(mask, W, H, cy + overlap, s === 'L' ? (cl + crotchX) / 2 : (crotchX + cr) / 2) ?? [cl, cr];
-      const root: P = [(r[0] + r[1]) / 2, cy];
-      const e = limbEnd(part, W, root);
-      if (!e) continue;
+      const part = new Uint8Array(W * H);
+      for (let y = Math.max(0, Math.ceil(cy - overlap)); y < H; y++) {
+        for (let x = s === 'L' ? 0 : Math.max(0, Math.ceil(crotchX)); x < (s === 'L' ? Math.min(W, Math.ceil(crotchX)) : W); x++) part[y * W + x] = mask[y * W + x]!;
+      }
+      // A trouser leg hangs down in a product photo: its stations are rows from the crotch to the
+      // hem, each edge the leg's own run (the farthest pixel from the root is a hem corner, and
+      // a strip along that diagonal crosses the leg's sides).
+      let x = s === 'L' ? (cl + crotchX) / 2 : (crotchX + cr) / 2;
+      let hemY = cy;
+      for (let y = Math.ceil(cy); y <= bottom; y++) if (runAt(part, W, H, y, x)) hemY = y;
+      if (hemY - cy < 0.05 * h) continue;
+      const strip: Strip = { centre: [], left: [], right: [] };
+      for (const f of LIMB_STATIONS) {
+        const y = cy + overlap + f * (hemY - cy - overlap);
+        const r = runAt(part, W, H, y, x) ?? [x, x];
+        x = (r[0] + r[1]) / 2;
+        strip.centre.push([x, y]);
+        strip.left.push([r[0], y]);
+        strip.right.push([r[1] + 1, y]);
+      }
       masks[`leg${s}`] = part;
-      strips[`leg${s}`] = straightStrip(part, W, H, root, e.end, (r[1] - r[0]) / 2);
-      lengths[`leg${s}`] = e.length;
+      strips[`leg${s}`] = strip;
+      lengths[`leg${s}`] = hemY - cy;
     }
     return { strips, masks, lengths, width: wr - wl, skirt: false, sleeves: false };
   }

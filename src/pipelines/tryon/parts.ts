@@ -10,7 +10,8 @@
 //                arms that are in front, an arm's or a leg's capsule, the skirt's hull
 import type { ClothesType } from '../../domain/job.ts';
 import { dilate } from '../../imaging/morphology.ts';
-import { shapeDistance, type Shape } from '../../steps/person-instance.ts';
+import { polygonMask } from '../../imaging/polygon.ts';
+import { segmentDistance, shapeDistance, type Shape } from '../../steps/person-instance.ts';
 import { add, arm, armShapes, leg, len, lerp, mid, perp, sub, unit, type Body, type P } from './body.ts';
 
 export interface Strip {
@@ -94,7 +95,11 @@ export function shapesMask(shapes: readonly Shape[], W: number, H: number): Uint
     const r = 'poly' in s ? 0 : s.r;
     const x0 = Math.max(0, Math.floor(Math.min(...pts.map((p) => p[0])) - r)), x1 = Math.min(W - 1, Math.ceil(Math.max(...pts.map((p) => p[0])) + r));
     const y0 = Math.max(0, Math.floor(Math.min(...pts.map((p) => p[1])) - r)), y1 = Math.min(H - 1, Math.ceil(Math.max(...pts.map((p) => p[1])) + r));
-    for (let y = y0; y <= y1; y++) for (let x = x0; x <= x1; x++) if (!out[y * W + x] && shapeDistance(s, x + 0.5, y + 0.5) <= 0) out[y * W + x] = 1;
+    if ('poly' in s) {
+      for (let y = y0; y <= y1; y++) for (let x = x0; x <= x1; x++) if (!out[y * W + x] && shapeDistance(s, x + 0.5, y + 0.5) <= 0) out[y * W + x] = 1;
+      continue;
+    }
+    for (let y = y0; y <= y1; y++) for (let x = x0; x <= x1; x++) if (!out[y * W + x] && segmentDistance(s.a, s.b, x + 0.5, y + 0.5) <= s.r) out[y * W + x] = 1;
   }
   return out;
 }
@@ -137,8 +142,12 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
   const arms = shapesMask(armShapes(b, { upper: false }), W, H);
   const hands = shapesMask(armShapes(b, { upper: false, forearm: false }), W, H);
   const upperArms = shapesMask(armShapes(b, { forearm: false, hands: false }), W, H);
-  const armsAll = Uint8Array.from(arms, (v, i) => (v || upperArms[i] ? 1 : 0));
-  const torsoAllowed = Uint8Array.from(instance, (v, i) => (v && !armsAll[i] ? 1 : 0));
+  const armsAll = new Uint8Array(W * H);
+  const torsoAllowed = new Uint8Array(W * H);
+  for (let i = 0; i < armsAll.length; i++) {
+    armsAll[i] = arms[i] || upperArms[i] ? 1 : 0;
+    torsoAllowed[i] = instance[i] && !armsAll[i] ? 1 : 0;
+  }
   const strips: Strips = {};
   const clips: BodyParts['clips'] = {};
   const hipRow = Math.min(b.L.hip[1], b.R.hip[1]);
@@ -169,42 +178,66 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
       const depth = f * length;
       if (depth > 0.28 * b.tl) return null;
       const k = depth / (0.28 * b.tl);
-      const half = 0.5 * b.sw + 0.1 * size;
+      // The shoulder's outline a little outside its joint: in shoulder widths (a turned body's
+      // size comes from its torso length, and 0.1 of it made the shoulders stand out like wings).
+      const half = 0.5 * b.sw + 0.1 * Math.min(size, 1.1 * b.sw);
       return [half * (1 - 0.25 * k), half * (1 - 0.25 * k)];
     };
-    const allowed = type === 'dresses' ? Uint8Array.from(torsoAllowed, (v, i) => (v || (hull[i] && !armsAll[i]) ? 1 : 0)) : torsoAllowed;
+    let allowed = torsoAllowed;
+    if (type === 'dresses') {
+      allowed = new Uint8Array(W * H);
+      for (let i = 0; i < allowed.length; i++) allowed[i] = torsoAllowed[i] || (hull[i] && !armsAll[i]) ? 1 : 0;
+    }
     strips.torso = measured(b.neck, down, length, TORSO_STATIONS, allowed, armsAll, 0.3 * size, 1.1 * size, sideShoulder);
     // Arms beside or in front of the torso stay out of it (a sleeve, if any, covers them).
+    // The shoulder cap (the top quarter of the upper arm) is the torso's: the sleeve starts below
+    // it, and cutting it out of both left the old clothing showing on top of the shoulder.
     const base = type === 'dresses' ? hull : grown;
+    const lowArms = shapesMask((['L', 'R'] as const).map((s) => ({ a: lerp(b[s].shoulder, b[s].elbow, 0.3), b: b[s].elbow, r: 0.14 * size })), W, H);
     clips.torso = new Uint8Array(W * H);
-    for (let i = 0; i < base.length; i++) if (base[i] && !armsAll[i]) clips.torso[i] = 1;
+    for (let i = 0; i < base.length; i++) if (base[i] && !arms[i] && !lowArms[i]) clips.torso[i] = 1;
     for (const s of ['L', 'R'] as const) {
       const l = lengths[`sleeve${s}`];
       if (!l) continue;
       const chain = arm(b, s);
       const full = polylineLength(chain);
-      const length = Math.min(l, 1.08 * full);
-      const half = LIMB_STATIONS.map((f) => (0.17 - 0.06 * f) * size);
-      strips[`sleeve${s}`] = limbStrip(chain, 0, length, half);
-      const end = alongPolyline(chain, length).p;
-      const caps: Shape[] = [{ a: b[s].shoulder, b: b[s].shoulder, r: 0.2 * size }];
+      // The garment's sleeve root is the middle of its armhole, half an armhole below the shoulder
+      // seam: on the body it starts a little down the arm with an upper arm's half-width, so the
+      // sleeve's top corner lands on the shoulder's outline instead of standing above it.
+      const start = Math.min(0.08 * size, 0.3 * full);
+      const length = Math.min(l, 1.08 * full - start);
+      // Half-widths from the arm itself (the nearer edge across the arm's axis: the other side may
+      // run on into the torso), a loose sleeve's 1.3x, within 0.07-0.15 of the body size counted
+      // at most 1.1 shoulder widths (a turned body's size comes from its torso length, far wider
+      // than its arms; the walk may also run on into a neighbour).
+      const armRef = Math.min(size, 1.1 * b.sw);
+      const half = LIMB_STATIONS.map((f) => {
+        const { p, d } = alongPolyline(chain, start + f * length);
+        const n = perp(d);
+        const a = edgeDistance(p, n, 0.3 * size, Math.round(0.02 * size), instance, null, W, H);
+        const c = edgeDistance(p, [-n[0], -n[1]], 0.3 * size, Math.round(0.02 * size), instance, null, W, H);
+        const m = Math.min(a ?? 0.15 * size, c ?? 0.15 * size);
+        return Math.min((0.15 - 0.04 * f) * armRef, Math.max(0.07 * armRef, 1.3 * m));
+      });
+      strips[`sleeve${s}`] = limbStrip(chain, start, length, half);
+      const end = alongPolyline(chain, start + length).p;
+      const rArm = 1.1 * Math.max(half[0]!, half[1]!);
+      const caps: Shape[] = [{ a: b[s].shoulder, b: b[s].shoulder, r: rArm }];
       // The arm's capsule up to the sleeve's end (a short sleeve ends on the upper arm).
       const pts = [chain[0]!];
       let acc = 0;
-      for (let i = 1; i < chain.length && acc < length; i++) {
+      for (let i = 1; i < chain.length && acc < start + length; i++) {
         const seg = len(sub(chain[i]!, chain[i - 1]!));
-        pts.push(acc + seg > length ? end : chain[i]!);
+        pts.push(acc + seg > start + length ? end : chain[i]!);
         acc += seg;
       }
-      for (let i = 1; i < pts.length; i++) caps.push({ a: pts[i - 1]!, b: pts[i]!, r: (i === 1 ? 0.17 : 0.14) * size });
+      for (let i = 1; i < pts.length; i++) caps.push({ a: pts[i - 1]!, b: pts[i]!, r: i === 1 ? rArm : Math.max(rArm * 0.85, 1.1 * half[3]!) });
       // Never above the shoulder line (the torso part makes the shoulder's outline).
       const capMask = shapesMask(caps, W, H);
       const clip = new Uint8Array(W * H);
       const sh = b[s].shoulder;
-      for (let i = 0; i < clip.length; i++) {
-        if (!capMask[i] || !grown[i]) continue;
-        const x = i % W, y = (i - x) / W;
-        if ((x - sh[0]) * down[0] + (y - sh[1]) * down[1] >= -0.02 * size) clip[i] = 1;
+      for (let y = 0, i = 0; y < H; y++) {
+        for (let x = 0; x < W; x++, i++) if (capMask[i] && grown[i] && (x - sh[0]) * down[0] + (y - sh[1]) * down[1] >= -0.02 * size) clip[i] = 1;
       }
       clips[`sleeve${s}`] = clip;
     }
@@ -214,12 +247,25 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
     if (skirtLike) {
       const kneeMid = mid(b.L.knee, b.R.knee);
       const dir = unit(sub(kneeMid, waist));
-      strips.skirt = measured(waist, dir, lengths.skirt ?? 1.2 * b.tl, TORSO_STATIONS, Uint8Array.from(hull, (v, i) => (v && !arms[i] ? 1 : 0)), arms, 0.3 * size, 1.2 * size);
-      clips.skirt = Uint8Array.from(hull, (v, i) => (v && !arms[i] ? 1 : 0));
+      const skirtClip = new Uint8Array(W * H);
+      for (let i = 0; i < skirtClip.length; i++) skirtClip[i] = hull[i] && !arms[i] ? 1 : 0;
+      strips.skirt = measured(waist, dir, lengths.skirt ?? 1.2 * b.tl, TORSO_STATIONS, skirtClip, arms, 0.3 * size, 1.2 * size);
+      clips.skirt = skirtClip;
     } else {
-      const allowed = Uint8Array.from(instance, (v, i) => (v && !arms[i] ? 1 : 0));
-      strips.pelvis = measured(waist, down, crotch, PELVIS_STATIONS, allowed, arms, 0.3 * size, 1.0 * size);
-      clips.pelvis = Uint8Array.from(grown, (v, i) => (v && !arms[i] ? 1 : 0));
+      const allowed = new Uint8Array(W * H);
+      for (let i = 0; i < allowed.length; i++) allowed[i] = instance[i] && !arms[i] ? 1 : 0;
+      // The hips' outer edge is within ~1.1 hip-joint distances of the spine on a side (within 0.6
+      // body sizes on a turned body): a walk that crosses a hand or reaches a neighbour's edge
+      // otherwise widens the piece into a box.
+      const hipMax = Math.min(0.62 * size, Math.max(0.35 * size, 1.1 * len(sub(b.R.hip, b.L.hip))));
+      strips.pelvis = measured(waist, down, crotch, PELVIS_STATIONS, allowed, arms, 0.3 * size, hipMax);
+      // The pelvis lands inside its own strip (extended a little down into the legs), not wherever
+      // the spline's extrapolation reaches on the instance.
+      const p = strips.pelvis, last = p.centre.length - 1;
+      const outline: P[] = [add(p.left[0]!, down, -0.03 * size), ...p.left.slice(1, last), add(p.left[last]!, down, 0.08 * size), add(p.right[last]!, down, 0.08 * size), ...p.right.slice(1, last).reverse(), add(p.right[0]!, down, -0.03 * size)];
+      const hull = polygonMask(outline, W, H);
+      clips.pelvis = new Uint8Array(W * H);
+      for (let i = 0; i < hull.length; i++) if (hull[i] && grown[i] && !arms[i]) clips.pelvis[i] = 1;
       for (const s of ['L', 'R'] as const) {
         const l = lengths[`leg${s}`];
         if (!l) continue;
@@ -227,34 +273,45 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
         const start = Math.min(0.6 * len(sub(chain[1]!, chain[0]!)), 0.18 * b.tl);
         const full = polylineLength(chain) - start;
         const length = Math.min(l, 1.1 * full);
-        // The leg's width measured on the instance across its axis at each station.
+        // The leg's width: its outer edge's distance from the bone (the inner side runs on into the
+        // other leg), measured on the instance at each station, 1.08x for the cloth, within
+        // 0.1-0.3 of the body size counted at most 1.1 shoulder widths (a turned body's size
+        // comes from its torso length, and legs that wide came out as boxes).
+        const ref = Math.min(size, 1.1 * b.sw);
         const half = LIMB_STATIONS.map((f) => {
           const { p, d } = alongPolyline(chain, start + f * length);
-          const n = perp(d);
-          const a = edgeDistance(p, n, 0.4 * size, Math.round(0.03 * size), instance, null, W, H);
-          const c = edgeDistance(p, [-n[0], -n[1]], 0.4 * size, Math.round(0.03 * size), instance, null, W, H);
-          const m = Math.max(a ?? 0, c ?? 0) || (0.24 - 0.1 * f) * size;
-          return 1.08 * Math.min(0.36 * size, Math.max(0.1 * size, m));
+          let n = perp(d);
+          if (n[0] * across[0] + n[1] * across[1] > 0 === (s === 'L')) n = [-n[0], -n[1]];
+          const out = edgeDistance(p, n, 0.4 * ref, Math.round(0.03 * size), instance, null, W, H);
+          const m = out || (0.24 - 0.1 * f) * ref;
+          return 1.08 * Math.min(0.3 * ref, Math.max(0.1 * ref, m));
         });
         strips[`leg${s}`] = limbStrip(chain, start, length, half);
         const end = alongPolyline(chain, start + length).p;
-        const caps: Shape[] = [{ a: chain[0]!, b: chain[1]!, r: Math.max(0.26 * size, half[1]!) }];
-        caps.push({ a: chain[1]!, b: start + length > len(sub(chain[1]!, chain[0]!)) ? end : chain[1]!, r: Math.max(0.18 * size, half[3]!) });
-        clips[`leg${s}`] = Uint8Array.from(shapesMask(caps, W, H), (v, i) => (v && grown[i] && !arms[i] ? 1 : 0));
+        const caps: Shape[] = [{ a: chain[0]!, b: chain[1]!, r: Math.max(0.22 * ref, 1.1 * half[1]!) }];
+        caps.push({ a: chain[1]!, b: start + length > len(sub(chain[1]!, chain[0]!)) ? end : chain[1]!, r: Math.max(0.16 * ref, 1.1 * half[3]!) });
+        const clip = shapesMask(caps, W, H);
+        for (let i = 0; i < clip.length; i++) if (clip[i] && (!grown[i] || arms[i])) clip[i] = 0;
+        clips[`leg${s}`] = clip;
       }
     }
   }
 
-  // The band where uncovered old clothing is replaced: the garment's own part of the body.
+  // The band where uncovered old clothing is replaced: the garment's own part of the body. None
+  // for lower_body: inside the legs, old trousers a new (narrower or shorter) garment leaves
+  // uncovered became holes of background cut into a leg, and beside the legs the background is
+  // most often another person standing next to the target (neighbours cut by the frame are not
+  // segmented, so their clothes were copied in); it stays (tryon.json's old_clothing.left).
   const band = new Uint8Array(W * H);
-  const top = type === 'lower_body' ? add(b.pelvis, down, -0.2 * b.tl) : add(b.neck, down, 0.05 * b.tl);
-  const bottom = type === 'upper_body' ? add(b.pelvis, down, 0.1 * b.tl) : type === 'dresses' ? add(b.pelvis, down, 0.4 * b.tl) : add(b.pelvis, down, 0.6 * b.tl);
-  for (let y = 0; y < H; y++) {
-    for (let x = 0; x < W; x++) {
-      const i = y * W + x;
+  if (type === 'lower_body') return { strips, clips, arms, hands, band };
+  const top = add(b.neck, down, 0.05 * b.tl);
+  const bottom = add(b.pelvis, down, type === 'upper_body' ? 0.1 * b.tl : 0.4 * b.tl);
+  const span = Math.max(1, len(sub(bottom, top)));
+  for (let y = 0, i = 0; y < H; y++) {
+    for (let x = 0; x < W; x++, i++) {
       if (!instance[i] || arms[i]) continue;
-      const t = ((x - top[0]) * down[0] + (y - top[1]) * down[1]) / Math.max(1, len(sub(bottom, top)));
-      if (t >= 0 && t <= 1 && !(type !== 'lower_body' && armsAll[i])) band[i] = 1;
+      const t = ((x - top[0]) * down[0] + (y - top[1]) * down[1]) / span;
+      if (t >= 0 && t <= 1 && !armsAll[i]) band[i] = 1;
     }
   }
   return { strips, clips, arms, hands, band };

@@ -27,7 +27,7 @@ import { definePipeline, type PipelineContext } from '../types.ts';
 import { analyzePerson, cutTo3by4, faceAndHair, type PersonAnalysis } from './analysis.ts';
 import { checkBody, type Body } from './body.ts';
 import { layerParts, PART_ORDER, removeUncovered, shadeAndBlend, type GarmentLayer } from './compose.ts';
-import { productMask, productParts, type GarmentParts } from './garment.ts';
+import { labOf, productMask, productParts, type GarmentParts } from './garment.ts';
 import { clothingMask, wornParts } from './garment-worn.ts';
 import { bodyParts, type BodyParts, type PartName } from './parts.ts';
 import { tryonSpec } from './spec.ts';
@@ -55,7 +55,7 @@ function skinMask(image: RgbImage, skin: [number, number, number] | null, within
   const ref = srgbToLab(skin[0], skin[1], skin[2]);
   for (let i = 0; i < out.length; i++) {
     if (!within[i]) continue;
-    const [L, A, B] = srgbToLab(image.data[3 * i]!, image.data[3 * i + 1]!, image.data[3 * i + 2]!);
+    const [L, A, B] = labOf(image.data[3 * i]!, image.data[3 * i + 1]!, image.data[3 * i + 2]!);
     if (Math.hypot(A - ref[1], B - ref[2]) < 11 && Math.abs(L - ref[0]) < 30) out[i] = 1;
   }
   return out;
@@ -120,11 +120,15 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
   }
 
   // Compose: face, hair and hands in front; old clothing removed where uncovered; the photo's light.
-  const front = Uint8Array.from(protect, (v, i) => (v || parts.hands[i] ? 1 : 0));
+  const front = new Uint8Array(W * H);
+  for (let i = 0; i < front.length; i++) front[i] = protect[i] || parts.hands[i] ? 1 : 0;
   const layer = await t.time('composite', () => layerParts(W, H, warped, front));
   const skinLike = skinMask(image, skin, parts.band);
-  const clothing = Uint8Array.from(instance, (v, i) => (v && !protect[i] && !skinLike[i] ? 1 : 0));
-  const removal = await t.time('removal', () => removeUncovered(image, layer, parts.band, clothing, instance, skinLike));
+  const clothing = new Uint8Array(W * H);
+  for (let i = 0; i < clothing.length; i++) clothing[i] = instance[i] && !protect[i] && !skinLike[i] ? 1 : 0;
+  const background = new Uint8Array(W * H);
+  for (let i = 0; i < background.length; i++) background[i] = !instance[i] && person.everyone[i]! <= 127 ? 1 : 0;
+  const removal = await t.time('removal', () => removeUncovered(image, layer, parts.band, clothing, background, skinLike));
   const result = await t.time('composite', () => shadeAndBlend(image, removal.image, layer, body.size));
   return { image, result, person, body, protect, garment, parts, warped, layer, hole: removal.hole, filled: removal.filled, crop };
 }
@@ -143,7 +147,7 @@ export const tryon = definePipeline(tryonSpec, async (ctx, input, files) => {
   const b = r.body;
   const left: string[] = [];
   if (type !== 'lower_body') left.push('clothing on the arms outside the new sleeves (forearms and hands stay as they are)', 'clothing below the garment band (hips down)');
-  else left.push('clothing above the waistband', 'clothing below the new hem on the lower legs and feet');
+  else left.push('clothing above the waistband', 'clothing of the hips and legs that the new garment does not cover (not filled for lower_body: no background is painted into a leg or copied from a neighbour)', 'clothing below the new hem on the lower legs and feet');
   return {
     files: [
       encoded,
