@@ -61,10 +61,10 @@ export function measureLook(an: Pick<HeadAnalysis, 'image' | 'protect' | 'frame'
   };
 }
 
-/** Median sRGB of a mask's solid pixels (dark brown when there are too few to measure). */
-export function naturalColour(image: RgbImage, mask: Uint8Array): [number, number, number] {
+/** Median sRGB of a mask's pixels at or above `min` (dark brown when there are too few to measure). */
+export function naturalColour(image: RgbImage, mask: Uint8Array, min = 201): [number, number, number] {
   const ch: number[][] = [[], [], []];
-  for (let i = 0; i < mask.length; i += 7) if (mask[i]! > 200) for (let c = 0; c < 3; c++) ch[c]!.push(image.data[3 * i + c]!);
+  for (let i = 0; i < mask.length; i += 7) if (mask[i]! >= min) for (let c = 0; c < 3; c++) ch[c]!.push(image.data[3 * i + c]!);
   if (ch[0]!.length < 20) return [60, 45, 35];
   return ch.map((v) => v.sort((a, b) => a - b)[v.length >> 1]!) as [number, number, number];
 }
@@ -100,7 +100,7 @@ export async function analyze(ctx: PipelineContext, images: readonly RgbImage[],
       : await hairFromSegmentation(await ctx.session('segmenter'), { width: P('segmenter_width'), height: P('segmenter_height') }, base, lm, t);
   // Shaved stubble shows the scalp through the person's own hair colour: 60% skin, 40% hair.
   const hairRgb = naturalColour(best.image, found.hair);
-  const skinRgb = naturalColour(best.image, Uint8Array.from(protect, (v) => v * 255));
+  const skinRgb = naturalColour(best.image, protect, 1);
   const look = { ...measureLook(base), natural: [0, 1, 2].map((c) => 0.6 * skinRgb[c]! + 0.4 * hairRgb[c]!) as [number, number, number] };
   notes.push(`face roll ${rollDegrees(frame).toFixed(1)} degrees, yaw ${yaw.toFixed(1)} degrees, face width ${Math.round(frame.scale)} px, ${best.others.length} other face(s) left alone`);
   notes.push(`look: light from the ${look.lightSide >= 0 ? 'right' : 'left'} (${look.lightSide.toFixed(2)}), exposure ${look.exposure.toFixed(2)}, grain ${look.grain.toFixed(1)}`);

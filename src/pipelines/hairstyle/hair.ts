@@ -120,12 +120,12 @@ export async function hairFromParsing(parser: ModelSession, seg: ModelSession, s
     // Long hair continues past the parser's crop (over the chest, down the back): there, person
     // pixels of the parsed hair's colour (CIE Lab distance to its median under its spread),
     // connected to the parsed hair, no farther than 3 face widths below the chin and 1.3 beside the centre line.
-    const lab: Array<[number, number, number]> = [];
-    for (let i = 0; i < parsed.length; i += 3) if (parsed[i] && soft[i]! > 200) lab.push(srgbToLab(image.data[3 * i]!, image.data[3 * i + 1]!, image.data[3 * i + 2]!));
     const grown = Uint8Array.from(parsed);
     // Only when the parsed hair leaves the crop at its bottom (the last 4% of its rows).
     let exits = false;
     for (let y = Math.max(0, Math.floor(cy + 0.96 * size)); y < Math.min(H, Math.ceil(cy + size)) && !exits; y++) for (let x = 0; x < W && !exits; x++) exits = parsed[y * W + x] === 1;
+    const lab: Array<[number, number, number]> = [];
+    if (exits) for (let i = 0; i < parsed.length; i += 3) if (parsed[i] && soft[i]! > 200) lab.push(srgbToLab(image.data[3 * i]!, image.data[3 * i + 1]!, image.data[3 * i + 2]!));
     if (exits && lab.length > 50) {
       const med = [0, 1, 2].map((k) => lab.map((c) => c[k]!).sort((a, b) => a - b)[lab.length >> 1]!);
       const spread = lab.map((c) => Math.hypot(c[0] - med[0]!, c[1] - med[1]!, c[2] - med[2]!)).sort((a, b) => a - b)[lab.length >> 1]!;
