@@ -10,8 +10,10 @@ import { JobName, QueueName, type TaskJobData } from './task-queue.ts';
  * 2: keys and the BullMQ prefix start with the prefix as a hash tag, `{iw}:` (Redis Cluster).
  * 3: the create script takes two more KEYS (idempotency record, deadline schedule) and three more
  *    ARGV before the task pairs (idempotency fingerprint and lifetime, cancel-after ms).
+ * 4: the idempotency record is a string ("fingerprint|cost|task_id|job_id|created_ms") instead of
+ *    a hash, and a fingerprint may not contain "|". (Records version 3 wrote are still read.)
  */
-export const QUEUE_CONTRACT_VERSION = 3;
+export const QUEUE_CONTRACT_VERSION = 4;
 
 /** The data of a `run-task` job, as a front writes it. */
 export const TaskJobDataSchema = z.strictObject({

@@ -2,6 +2,7 @@
 // input) through the API and the in-process worker; /metrics on the API and on the worker's
 // METRICS_PORT (one registry in one process) are scraped before and after, and the counters must
 // move by exactly what the tasks did. No label may carry a task or user id.
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -118,16 +119,20 @@ describe('GET /metrics', () => {
 
   it('counts webhook delivery attempts by outcome', async () => {
     // A receiver that answers 500 to the first delivery and 204 to the next.
+    // A path of its own: the OS may hand out a port another test's receiver just released, whose
+    // events (still being retried) must not count here.
     let seen = 0;
+    const path = `/hook/${randomUUID()}`;
     const rx = http.createServer((req, res) => {
       req.resume();
+      if (req.url !== path) return void res.writeHead(410).end();
       req.on('end', () => res.writeHead(seen++ === 0 ? 500 : 204).end());
     });
     await new Promise<void>((r) => rx.listen(0, '127.0.0.1', r));
     try {
       const { token } = await h.user(10);
       const before = await scrape();
-      const url = `http://127.0.0.1:${(rx.address() as AddressInfo).port}/hook`;
+      const url = `http://127.0.0.1:${(rx.address() as AddressInfo).port}${path}`;
       const id = await h.createTask(token, { image: h.fixtures.url('/files/astronaut.png') }, { webhook_url: url });
       expect((await h.waitForTask(token, id)).status).toBe('succeeded');
       const delta = async (outcome: string) =>

@@ -4,6 +4,7 @@
 // attempt's count, each retry's delay and due time, when the job gave up), never on wall-clock gaps
 // measured by the test.
 import http from 'node:http';
+import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Job, Queue, QueueEvents } from 'bullmq';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -103,7 +104,14 @@ type Reply = { status: number; location?: string };
 async function startReceiver(jobs: WebhookJobs, reply: (n: number) => Reply | Promise<Reply>) {
   const deliveries: Delivery[] = [];
   let received = 0;
+  // A path of its own: the port is picked by the OS and may be one another test's receiver just
+  // released, whose event (of another harness, still being retried) would otherwise count here.
+  const path = `/hook/${randomUUID()}`;
   const server = http.createServer((req, res) => {
+    if (req.url !== path) {
+      res.writeHead(410).end();
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
@@ -116,7 +124,7 @@ async function startReceiver(jobs: WebhookJobs, reply: (n: number) => Reply | Pr
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;
   const arrived = () => deliveries.filter(Boolean).length;
   return {
     url,

@@ -108,6 +108,46 @@ describe('task records', () => {
   });
 });
 
+describe('idempotency records', () => {
+  const create = (user: number, keyHash: string, fingerprint: string) =>
+    tasks.create({ taskId: newId(), userId: user, version: V, pipeline: 'face-detection', input: {}, webhookUrl: null, cost: 1, idempotency: { keyHash, fingerprint } });
+
+  it('a key is one string with a lifetime; a repeat answers the first task, another fingerprint is refused', async () => {
+    const user = await newUser(5);
+    const first = await create(user, 'k'.repeat(64), 'f1');
+    if (!first.created) throw new Error('the first use of a key creates');
+    const key = keys.idempotency(user, 'k'.repeat(64));
+    expect(await redis.type(key)).toBe('string');
+    const pttl = await redis.pttl(key);
+    expect(pttl).toBeGreaterThan(23 * 3_600_000);
+    expect(pttl).toBeLessThanOrEqual(24 * 3_600_000);
+    const again = await create(user, 'k'.repeat(64), 'f1');
+    expect(again.created).toBe(false);
+    if (again.created) return;
+    const ids = await redis.zrange(keys.userTasks(user), 0, -1);
+    expect(ids).toHaveLength(1);
+    expect(again).toEqual({ created: false, taskId: ids[0], jobId: null, cost: 1, createdMs: first.createdMs });
+    await expect(create(user, 'k'.repeat(64), 'f2')).rejects.toMatchObject({ code: 'IDEMPOTENCY_KEY_REUSED' });
+    expect(await accounts.balance(user)).toBe(4);
+  });
+
+  it('a record contract version 3 wrote (a hash) is still read', async () => {
+    const user = await newUser(5);
+    const key = keys.idempotency(user, 'h'.repeat(64));
+    await redis.hset(key, 'fingerprint', 'f1', 'task_id', 'b'.repeat(32), 'job_id', 'j1', 'cost', 3, 'created_ms', 1234);
+    expect(await create(user, 'h'.repeat(64), 'f1')).toEqual({ created: false, taskId: 'b'.repeat(32), jobId: 'j1', cost: 3, createdMs: 1234 });
+    await expect(create(user, 'h'.repeat(64), 'f2')).rejects.toMatchObject({ code: 'IDEMPOTENCY_KEY_REUSED' });
+    expect(await accounts.balance(user)).toBe(5);
+  });
+
+  it('a fingerprint with the separator is refused, nothing written', async () => {
+    const user = await newUser(5);
+    await expect(create(user, 'p'.repeat(64), 'a|b')).rejects.toThrow(/must not contain \|/);
+    expect(await redis.exists(keys.idempotency(user, 'p'.repeat(64)))).toBe(0);
+    expect(await accounts.balance(user)).toBe(5);
+  });
+});
+
 describe('API keys', () => {
   it('are stored only as their sha256 and resolve to their user', async () => {
     const { apiKey, userId } = await accounts.createKey();
