@@ -3,7 +3,7 @@
 //          (crop_scale x the face box, shifted up for the hair), edges repeated past the photo
 //   output "final_output"  int64 [S, S] class per pixel
 // -> labels at full resolution (nearest) and soft class masks (bilinear + feather).
-import { cropSquare, placeMask, type RgbImage } from '../imaging/image.ts';
+import { cropSquare, placeMask, scaledFloats, type RgbImage } from '../imaging/image.ts';
 import type { ModelSession } from '../models/onnx.ts';
 import { numberParam } from '../models/params.ts';
 import type { StageTimer } from '../domain/stage-timer.ts';
@@ -59,12 +59,19 @@ export function cropAround(face: Face, cropScale: number, cropShift = 0.12): { x
 export async function parseFace(session: ModelSession, image: RgbImage, face: Face, p: FaceParsingParams, t: StageTimer): Promise<FaceParse> {
   const S = p.parserSize;
   const crop = cropAround(face, p.cropScale, p.cropShift);
-  const tensor = await t.time('preprocess', async () => Float32Array.from(await cropSquare(image, crop.x, crop.y, crop.size, S), (v) => v / 127.5 - 1));
+  const tensor = await t.time('preprocess', async () => scaledFloats(await cropSquare(image, crop.x, crop.y, crop.size, S), 127.5, -1));
   const out = await t.infer('inference', () => session.runAny({ [session.inputNames[0]!]: { data: tensor, dims: [1, S, S, 3] } }));
   return t.time('postprocess', () => {
     const raw = out[session.outputNames[0]!]!.data;
     const small = new Uint8Array(S * S);
-    for (let i = 0; i < small.length; i++) small[i] = Number(raw[i]);
+    if (raw instanceof BigInt64Array) {
+      // Class ids (0..18) are the low 32 bits of each little-endian int64: read them as int32
+      // pairs rather than converting 262k BigInts one by one (several times slower).
+      const words = new Int32Array(raw.buffer, raw.byteOffset, 2 * S * S);
+      for (let i = 0; i < small.length; i++) small[i] = words[2 * i]!;
+    } else {
+      for (let i = 0; i < small.length; i++) small[i] = Number(raw[i]);
+    }
     const labels = new Uint8Array(image.width * image.height);
     const k = S / crop.size;
     for (let y = Math.max(0, Math.floor(crop.y)); y < Math.min(image.height, Math.ceil(crop.y + crop.size)); y++) {

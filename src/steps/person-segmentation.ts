@@ -3,7 +3,7 @@
 //   output selfie: [1, H, W, 1] person probability (sigmoid); meet: [1, H, W, 2] logits
 //          (background, person), softmaxed here
 // -> person probability 0..255 at full resolution (bilinear, feathered).
-import { placeMask, resizeRgb, type RgbImage } from '../imaging/image.ts';
+import { placeMask, resizeRgb, scaledFloats, type RgbImage } from '../imaging/image.ts';
 import type { ModelSession } from '../models/onnx.ts';
 import { MODEL_STAGES, type StageTimer, type StepStages } from '../domain/stage-timer.ts';
 
@@ -19,7 +19,7 @@ export async function segmentPerson(
   t: StageTimer,
   { output = 'sigmoid', feather = 1, stages = MODEL_STAGES }: { output?: string; feather?: number; stages?: StepStages } = {},
 ): Promise<Uint8Array> {
-  const tensor = await t.time(stages[0], async () => Float32Array.from(await resizeRgb(image, W, H), (v) => v / 255));
+  const tensor = await t.time(stages[0], async () => scaledFloats(await resizeRgb(image, W, H), 255));
   const out = await t.infer(stages[1], () => session.run({ [session.inputNames[0]!]: { data: tensor, dims: [1, H, W, 3] } }));
   return t.time(stages[2], () => {
     const y = out[session.outputNames[0]!]!.data;
