@@ -37,14 +37,24 @@ export function targetFace(faces: readonly Face[], width: number, height: number
 export function othersMask(target: Face, others: readonly Face[], width: number, height: number): Uint8Array {
   const out = new Uint8Array(width * height);
   if (others.length === 0) return out;
-  const centre = (f: Face) => [f.box.x + f.box.width / 2, f.box.y + f.box.height / 2, Math.max(f.box.width, f.box.height)] as const;
-  const [tx, ty, tw] = centre(target);
-  const cs = others.map(centre);
+  // Squared distances over squared sizes (the same order as distance / size), in flat arrays:
+  // Math.hypot and a destructured tuple per pixel and face made this 300+ ms on a 1 MP photo.
+  const n = others.length;
+  const ox = new Float64Array(n), oy = new Float64Array(n), ow2 = new Float64Array(n);
+  others.forEach((f, k) => {
+    ox[k] = f.box.x + f.box.width / 2;
+    oy[k] = f.box.y + f.box.height / 2;
+    ow2[k] = Math.max(f.box.width, f.box.height) ** 2;
+  });
+  const tx = target.box.x + target.box.width / 2, ty = target.box.y + target.box.height / 2;
+  const tw2 = Math.max(target.box.width, target.box.height) ** 2;
   for (let y = 0; y < height; y++) {
+    const py = y + 0.5;
     for (let x = 0; x < width; x++) {
-      const dt = Math.hypot(x + 0.5 - tx, y + 0.5 - ty) / tw;
-      for (const [ox, oy, ow] of cs) {
-        if (Math.hypot(x + 0.5 - ox, y + 0.5 - oy) / ow < dt) {
+      const px = x + 0.5;
+      const dt = ((px - tx) ** 2 + (py - ty) ** 2) / tw2;
+      for (let k = 0; k < n; k++) {
+        if (((px - ox[k]!) ** 2 + (py - oy[k]!) ** 2) / ow2[k]! < dt) {
           out[y * width + x] = 1;
           break;
         }

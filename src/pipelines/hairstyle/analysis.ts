@@ -85,8 +85,18 @@ export async function analyze(ctx: PipelineContext, images: readonly RgbImage[],
   const { width: W, height: H } = best.image;
   const oval = ovalMask(lm, W, H);
   const protect = new Uint8Array(W * H);
-  for (let y = 0; y < H; y++) {
-    for (let x = 0; x < W; x++) {
+  // Only the oval's rows and columns: the frame is evaluated where the oval is, not on every pixel.
+  let x0 = W, x1 = -1, y0 = H, y1 = -1;
+  for (let i = 0; i < oval.length; i++) {
+    if (!oval[i]) continue;
+    const x = i % W, y = (i - x) / W;
+    if (x < x0) x0 = x;
+    if (x > x1) x1 = x;
+    if (y < y0) y0 = y;
+    y1 = y;
+  }
+  for (let y = y0; y <= y1; y++) {
+    for (let x = x0; x <= x1; x++) {
       const i = y * W + x;
       if (oval[i] && frameV(frame, x + 0.5, y + 0.5) > anchors.brows) protect[i] = 1;
     }
