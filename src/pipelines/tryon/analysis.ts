@@ -2,7 +2,8 @@
 //   faces (BlazeFace, up to detector_max_faces) + bodies (BlazePose detector) -> the target: the
 //   largest, most central face and its body detection (steps/person-instance.ts) -> BlazePose Full
 //   landmarks on the target and on up to 3 other people -> Selfie segmentation on a square crop
-//   around the target -> the target's instance: the mask split between the skeletons (Voronoi by
+//   around the target, kept where BlazePose's own mask of the target is sure (> 180 of 255) or
+//   within 0.03 body sizes of it -> the target's instance: that mask split between the skeletons (Voronoi by
 //   distance to each skeleton, cut at instance_reach x body size from the target's torso, head
 //   and legs and at 0.08 shoulder widths from her arms), the part connected to the torso, other
 //   people's faces cut out -> face, ears and hair of the target
@@ -16,6 +17,7 @@ import { bodyLandmarks, detectBodies, type BodyPose } from '../../steps/blazepos
 import { detectFaces, type Face } from '../../steps/face-detection.ts';
 import { CELEBAMASK_CLASSES, parseFace } from '../../steps/face-parsing.ts';
 import { placeMask } from '../../imaging/image.ts';
+import { dilate } from '../../imaging/morphology.ts';
 import { segmentPerson } from '../../steps/person-segmentation.ts';
 import { bodyOfFace, splitInstance, targetBodyIndex, targetFaceIndex, type Shape } from '../../steps/person-instance.ts';
 import type { PipelineContext } from '../types.ts';
@@ -47,6 +49,9 @@ export interface PersonAnalysis {
   /** Instance height over the photo's height. */
   heightFraction: number;
 }
+
+/** BlazePose mask level (0..255) where it is sure of its person. */
+const SURE = 180;
 
 /** Capsules of a person known only by a face: the head and a torso hanging below it. */
 function faceShapes(f: Face): Shape[] {
@@ -117,8 +122,15 @@ export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: St
   const everyone = await t.time('postprocess', () => placeMask(small, S, S, side, side, 1, { width: W, height: H, left: cx - side / 2, top: cy - side / 2 }));
   // BlazePose's own mask is the person its crop is centred on (it bleeds less onto neighbours than
   // Selfie, which marks everyone, but is coarser): the person is where both agree.
+  // Its mask is sure (near 1) on the target and lukewarm (0.4-0.65) over a neighbour pressed
+  // against her whom no detector found (cut by the frame): Selfie's edge is kept only within a
+  // small margin of where BlazePose is sure, so such a neighbour is not split off by skeletons
+  // alone (there is no skeleton of hers to split by).
+  const sure = new Uint8Array(W * H);
+  for (let i = 0; i < sure.length; i++) sure[i] = pose.mask[i]! > SURE ? 1 : 0;
+  const near = dilate(sure, W, H, Math.max(2, Math.round(0.03 * body.size)));
   const person = new Uint8Array(W * H);
-  for (let i = 0; i < person.length; i++) person[i] = pose.mask[i]! > 100 ? everyone[i]! : 0;
+  for (let i = 0; i < person.length; i++) person[i] = pose.mask[i]! > 100 && near[i] ? everyone[i]! : 0;
 
   const headR = face ? 0.6 * Math.max(face.box.width, face.box.height) : 0.4 * body.size;
   const instance = await t.time('instance', () => {

@@ -19,6 +19,7 @@
 import type { ClothesType } from '../../domain/job.ts';
 import { AppError } from '../../errors/codes.ts';
 import { decodeImage, type RgbImage } from '../../imaging/image.ts';
+import { dilate, erode } from '../../imaging/morphology.ts';
 import { numberParam } from '../../models/params.ts';
 import { stageTimer, type StageTimer } from '../../domain/stage-timer.ts';
 import { srgbToLab } from '../../steps/color.ts';
@@ -48,17 +49,25 @@ export interface TryonRender {
   crop: { x: number; y: number; width: number; height: number };
 }
 
-/** Skin-coloured pixels (near the face's skin colour in chroma) within `within`, 0/1. */
-function skinMask(image: RgbImage, skin: [number, number, number] | null, within: Uint8Array): Uint8Array {
-  const out = new Uint8Array(image.width * image.height);
+/**
+ * Skin-coloured pixels (near the face's skin colour in chroma) within `within`, 0/1, with the
+ * specks inside skin closed (radius `close`). An arm in shade or lit from the side drifts 11-15
+ * from the face's chroma: with a tighter bound its pixels counted as old clothing, and where
+ * BlazePose put the arm inside the torso the fill painted the floor's jeans onto it.
+ */
+function skinMask(image: RgbImage, skin: [number, number, number] | null, within: Uint8Array, close: number): Uint8Array {
+  const { width: W, height: H } = image;
+  const out = new Uint8Array(W * H);
   if (!skin) return out;
   const ref = srgbToLab(skin[0], skin[1], skin[2]);
   for (let i = 0; i < out.length; i++) {
     if (!within[i]) continue;
     const [L, A, B] = labOf(image.data[3 * i]!, image.data[3 * i + 1]!, image.data[3 * i + 2]!);
-    if (Math.hypot(A - ref[1], B - ref[2]) < 11 && Math.abs(L - ref[0]) < 30) out[i] = 1;
+    if (Math.hypot(A - ref[1], B - ref[2]) < 16 && Math.abs(L - ref[0]) < 35) out[i] = 1;
   }
-  return out;
+  const closed = erode(dilate(out, W, H, close), W, H, close);
+  for (let i = 0; i < closed.length; i++) if (!within[i]) closed[i] = 0;
+  return closed;
 }
 
 /** The garment photo: a person wearing it when one is clearly there, else a product photo. */
@@ -123,7 +132,7 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
   const front = new Uint8Array(W * H);
   for (let i = 0; i < front.length; i++) front[i] = protect[i] || parts.hands[i] ? 1 : 0;
   const layer = await t.time('composite', () => layerParts(W, H, warped, front));
-  const skinLike = skinMask(image, skin, parts.band);
+  const skinLike = skinMask(image, skin, parts.band, Math.max(1, Math.round(0.02 * body.size)));
   const clothing = new Uint8Array(W * H);
   for (let i = 0; i < clothing.length; i++) clothing[i] = instance[i] && !protect[i] && !skinLike[i] ? 1 : 0;
   const background = new Uint8Array(W * H);
