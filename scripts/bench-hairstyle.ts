@@ -1,8 +1,8 @@
 // npm run bench -- hairstyle
 // The hairstyle pipeline, CPU provider, in this process: on the astronaut photo (512x512) with
 // num_outputs 4, and on a 1 MP development photo (s6-centre-left x1.25, 1029x1029, from face-api's
-// sample6 via scripts/lib/dev-photos.ts) with one output: per-stage medians, latency per picture,
-// per version.
+// sample6 via scripts/lib/dev-photos.ts) with one output, and with four (BiSeNet): per-stage
+// medians, latency per picture, per version.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,6 +26,9 @@ const cases = [
   { name: 'hairstyle-selfie', photo: astronaut, what: 'astronaut 512x512', outputs: 4 },
   { name: 'hairstyle-bisenet', photo: dev, what: 'dev photo 1029x1029 (1.06 MP)', outputs: 1 },
   { name: 'hairstyle-selfie', photo: dev, what: 'dev photo 1029x1029 (1.06 MP)', outputs: 1 },
+  // The bound is per output picture: with 4 outputs the analysis (detection, landmarks,
+  // parsing, segmentation) is shared, and what each picture adds is render, removal, composite, encode.
+  { name: 'hairstyle-bisenet', photo: dev, what: 'dev photo 1029x1029 (1.06 MP)', outputs: 4 },
 ];
 for (const { name, photo, what, outputs } of cases) {
   const v = registry.byName(name)!;
