@@ -66,6 +66,45 @@ describe('patchFill', () => {
     expect(red / n).toBeGreaterThan(0.95);
   });
 
+  it('keeps stripes sharp and in phase on a region larger than the search cap (copied, not voted)', () => {
+    const BW = 640, BH = 480;
+    const data = new Uint8Array(BW * BH * 3);
+    const band = (x: number) => (Math.floor(x / 5) % 2 ? 225 : 25);
+    for (let y = 0; y < BH; y++) for (let x = 0; x < BW; x++) data.fill(band(x), 3 * (y * BW + x), 3 * (y * BW + x) + 3);
+    const hole = new Uint8Array(BW * BH);
+    for (let y = 160; y < 320; y++) for (let x = 240; x < 400; x++) hole[y * BW + x] = 1;
+    const out = patchFill({ data, width: BW, height: BH }, hole, { seed: 2, searchSide: 128 });
+    let inPhase = 0, n = 0;
+    for (let i = 0; i < hole.length; i++) {
+      if (!hole[i]) continue;
+      n++;
+      if (Math.abs(out.data[3 * i]! - band(i % BW)) < 60) inPhase++;
+    }
+    expect(inPhase / n).toBeGreaterThan(0.85);
+  });
+
+  it('is not pulled towards what lies beside the hole but may not be copied', () => {
+    // Grey texture everywhere (allowed), a red block touching the hole (known, not allowed) and a
+    // red patch far away (allowed): matching the red block's context would copy that red patch.
+    const img = image((x, y) => {
+      if (x >= 44 && x < 60 && y >= 40 && y < 76) return [210, 30, 30];
+      if (x >= 130 && x < 150 && y >= 10 && y < 40) return [210, 30, 30];
+      const g = 110 + ((x * 7 + y * 13) % 23);
+      return [g, g, g];
+    });
+    const hole = square(60, 40, 36);
+    const source = new Uint8Array(W * H).fill(1);
+    for (let y = 40; y < 76; y++) for (let x = 44; x < 60; x++) source[y * W + x] = 0;
+    const out = patchFill(img, hole, { source, seed: 5 });
+    let red = 0, n = 0;
+    for (let i = 0; i < hole.length; i++) {
+      if (!hole[i]) continue;
+      n++;
+      if (out.data[3 * i]! > 150 && out.data[3 * i + 1]! < 90) red++;
+    }
+    expect(red / n).toBeLessThan(0.02);
+  });
+
   it('returns the picture as it was when nothing may be copied', () => {
     const hole = square(10, 10, 20);
     const out = patchFill(stripes, hole, { source: new Uint8Array(W * H), seed: 1 });

@@ -2,7 +2,9 @@
 // must take away where the new style does not cover it; and, for the fill, what each removed pixel
 // most likely hides (background, skin or clothing) with where to copy that from.
 //   parsing       BiSeNet face parsing (hair and hat classes) around the target face; the parts
-//                 attached to the target's head, never on pixels nearer another face; what lies
+//                 attached to the target's head, never on pixels nearer another face (detected,
+//                 or a face cut by the photo's edge that the parser leaves as background on the
+//                 person mask: undetectedOthers); what lies
 //                 under each hair pixel: the class of the nearest non-hair pixel (a flood from the
 //                 hair's border), sources: the pixels of that class around it
 //   segmentation  without BiSeNet: the person mask, off the face, near the head, hair-coloured;
@@ -30,6 +32,11 @@ export interface HairFinding {
   sources: Uint8Array[];
   /** Person probability 0..255 (everyone): with `others`, the people in front of the new hair. */
   person: Uint8Array;
+  /**
+   * The head's `others` and the people the face detector missed (found by the parser and the
+   * person mask): never removed, never copied from, in front of the new hair.
+   */
+  others: Uint8Array;
 }
 
 interface Head {
@@ -99,6 +106,100 @@ function unknownOf(under: Uint8Array): Uint8Array {
   return out;
 }
 
+/** Two-pass chamfer distance (3-4 weights, in thirds of a pixel) to the nearest pixel of `seed`. */
+function chamfer(seed: Uint8Array, W: number, H: number): Uint32Array {
+  const d = new Uint32Array(W * H).fill(0xffffffff >>> 2);
+  for (let i = 0; i < d.length; i++) if (seed[i]) d[i] = 0;
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      const i = y * W + x;
+      let v = d[i]!;
+      if (x > 0) v = Math.min(v, d[i - 1]! + 3);
+      if (y > 0) {
+        v = Math.min(v, d[i - W]! + 3);
+        if (x > 0) v = Math.min(v, d[i - W - 1]! + 4);
+        if (x < W - 1) v = Math.min(v, d[i - W + 1]! + 4);
+      }
+      d[i] = v;
+    }
+  }
+  for (let y = H - 1; y >= 0; y--) {
+    for (let x = W - 1; x >= 0; x--) {
+      const i = y * W + x;
+      let v = d[i]!;
+      if (x < W - 1) v = Math.min(v, d[i + 1]! + 3);
+      if (y < H - 1) {
+        v = Math.min(v, d[i + W]! + 3);
+        if (x < W - 1) v = Math.min(v, d[i + W + 1]! + 4);
+        if (x > 0) v = Math.min(v, d[i + W - 1]! + 4);
+      }
+      d[i] = v;
+    }
+  }
+  return d;
+}
+
+/**
+ * People the face detector missed (a face cut in half by the photo's edge): the parser labels
+ * the faces of people other than its own as background, while the person mask covers them. Such
+ * person pixels beside the target's head, at its height (the target's own shoulders are lower),
+ * in pieces of a face's size, stand for a neighbour; every pixel nearer such a piece than the
+ * target's head is that neighbour's (their hair, joined to the target's, included). Returns the
+ * head's `others` with them added.
+ */
+function undetectedOthers(h: Head, labels: Uint8Array, inCrop: Uint8Array, person: Uint8Array): Uint8Array {
+  const { image, frame, anchors } = h;
+  const W = image.width, H = image.height;
+  const seeds = new Uint8Array(W * H), head = new Uint8Array(W * H);
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      const i = y * W + x;
+      const u = frameU(frame, x + 0.5, y + 0.5), v = frameV(frame, x + 0.5, y + 0.5);
+      const top = anchors.forehead;
+      if (v < anchors.chin && (v >= top ? Math.abs(u) < anchors.ovalHalfWidth(v, u) : Math.hypot(u / anchors.ovalHalfWidth(top, u), (v - top) / 0.35) < 1)) head[i] = 1;
+      if (inCrop[i] && person[i]! > 160 && labels[i] === CLASS.background && !h.others[i] && v > anchors.brows - 0.3 && v < anchors.chin && Math.abs(u) > 0.9) seeds[i] = 1;
+    }
+  }
+  // Pieces of at least a tenth of a face (~ face width squared) count; specks are the parser's noise.
+  const minArea = 0.1 * frame.scale * frame.scale;
+  const kept = new Uint8Array(W * H);
+  const seen = new Uint8Array(W * H);
+  let any = false;
+  for (let s = 0; s < seeds.length; s++) {
+    if (!seeds[s] || seen[s]) continue;
+    const comp = [s];
+    seen[s] = 1;
+    for (let k = 0; k < comp.length; k++) {
+      const i = comp[k]!, x = i % W;
+      for (const j of [x > 0 ? i - 1 : -1, x < W - 1 ? i + 1 : -1, i - W, i + W]) {
+        if (j < 0 || j >= seeds.length || !seeds[j] || seen[j]) continue;
+        seen[j] = 1;
+        comp.push(j);
+      }
+    }
+    if (comp.length < minArea) continue;
+    any = true;
+    for (const i of comp) kept[i] = 1;
+  }
+  if (!any) return h.others;
+  // The piece is the face; the neighbour's head goes on above it (about 0.6 face widths of skull
+  // under their hair), as the target's head goes on above its forehead.
+  const reach = Math.round(0.6 * frame.scale);
+  for (let x = 0; x < W; x++) {
+    let since = reach + 1;
+    for (let y = H - 1; y >= 0; y--) {
+      const i = y * W + x;
+      since = kept[i] ? 0 : since + 1;
+      if (since <= reach && !head[i]) kept[i] = 1;
+    }
+  }
+  const dn = chamfer(kept, W, H), dt = chamfer(head, W, H);
+  const out = Uint8Array.from(h.others);
+  // Clearly nearer (by a quarter): the target's own hair between the two heads stays hers.
+  for (let i = 0; i < out.length; i++) if (1.25 * dn[i]! < dt[i]!) out[i] = 1;
+  return out;
+}
+
 /**
  * Hair by BiSeNet face parsing, the target's only, and what it hides. The person mask keeps the
  * background fill from copying other people: BiSeNet labels everyone but its own person background.
@@ -114,8 +215,9 @@ export async function hairFromParsing(parser: ModelSession, seg: ModelSession, s
     const { x: cx, y: cy, size } = parse.crop;
     const inCrop = new Uint8Array(W * H);
     for (let y = Math.max(0, Math.floor(cy)); y < Math.min(H, Math.ceil(cy + size)); y++) for (let x = Math.max(0, Math.floor(cx)); x < Math.min(W, Math.ceil(cx + size)); x++) inCrop[y * W + x] = 1;
+    const others = undetectedOthers(h, parse.labels, inCrop, person);
     const bin = new Uint8Array(W * H);
-    for (let i = 0; i < bin.length; i++) bin[i] = soft[i]! > 77 && !h.others[i] ? 1 : 0;
+    for (let i = 0; i < bin.length; i++) bin[i] = soft[i]! > 77 && !others[i] ? 1 : 0;
     const parsed = componentsTouching(bin, headZone(h), W, H);
     // Long hair continues past the parser's crop (over the chest, down the back): there, person
     // pixels of the parsed hair's colour (CIE Lab distance to its median under its spread),
@@ -137,7 +239,7 @@ export async function hairFromParsing(parser: ModelSession, seg: ModelSession, s
         // labels are poor, and its background: a ponytail behind the shoulder parses as
         // background, while the person mask keeps it).
         const trusted = inCrop[i] && y < cy + 0.9 * size && parse.labels[i] !== CLASS.background;
-        if (trusted || h.protect[i] || h.others[i] || person[i]! < 128) continue;
+        if (trusted || h.protect[i] || others[i] || person[i]! < 128) continue;
         const u = frameU(frame, x + 0.5, y + 0.5), v = frameV(frame, x + 0.5, y + 0.5);
         if (v > anchors.chin + 3 || Math.abs(u) > 1.3) continue;
         const c = srgbToLab(image.data[3 * i]!, image.data[3 * i + 1]!, image.data[3 * i + 2]!);
@@ -147,7 +249,7 @@ export async function hairFromParsing(parser: ModelSession, seg: ModelSession, s
     }
     const own = dilate(grown, W, H, 2);
     const hair = new Uint8Array(W * H);
-    for (let i = 0; i < hair.length; i++) if (own[i] && !h.others[i]) hair[i] = inCrop[i] ? soft[i]! : grown[i] ? 255 : 0;
+    for (let i = 0; i < hair.length; i++) if (own[i] && !others[i]) hair[i] = inCrop[i] ? soft[i]! : grown[i] ? 255 : 0;
     // What each hair pixel hides. Where the person mask says no person: background. On the skull
     // (inside the face oval, or just above it): skin. Beside the head above the chin: what is
     // behind the head, background (a flood from the cheek would grow a skin halo). Below the
@@ -155,20 +257,26 @@ export async function hairFromParsing(parser: ModelSession, seg: ModelSession, s
     const under = new Uint8Array(W * H);
     const seeds = new Uint8Array(W * H);
     for (let i = 0; i < under.length; i++) {
+      // Known pixels (the removal's grown edge reaches them) keep their class; but where the parser
+      // says background (its crop's poor bottom edge) or has not looked, on the person mask they
+      // are the body: a wall copied onto a shoulder's edge draws a white outline.
       const known = inCrop[i] && soft[i]! <= 20 && !hair[i];
-      if (known) {
+      const onPerson = person[i]! > 128;
+      if (known && !(onPerson && parse.labels[i] === CLASS.background)) {
         under[i] = GROUP_OF_CLASS[parse.labels[i]!]!;
         if (under[i] !== UNDER.background) seeds[i] = under[i]!;
         continue;
       }
-      if (!hair[i] && !inCrop[i]) {
+      if (!hair[i] && !inCrop[i] && !onPerson) {
         under[i] = UNDER.background;
         continue;
       }
       const x = i % W, y = (i - x) / W;
       const u = frameU(frame, x + 0.5, y + 0.5), v = frameV(frame, x + 0.5, y + 0.5);
       const top = anchors.forehead;
-      const skull = v >= top ? v < anchors.chin && Math.abs(u) < anchors.ovalHalfWidth(v, u) : Math.hypot(u / (0.9 * anchors.ovalHalfWidth(top, u)), (v - top) / 0.3) < 1;
+      // The face's own edge reaches a little past the landmarks' oval (hair lying over the cheek
+      // hides its side): skin there, so the face does not end in a cut against the wall.
+      const skull = v >= top ? v < anchors.chin && Math.abs(u) < anchors.ovalHalfWidth(v, u) + 0.035 : Math.hypot(u / (0.9 * anchors.ovalHalfWidth(top, u)), (v - top) / 0.3) < 1;
       if (person[i]! < 80) under[i] = UNDER.background;
       else if (skull) under[i] = UNDER.skin;
       else if (v < anchors.chin) under[i] = UNDER.background;
@@ -176,11 +284,19 @@ export async function hairFromParsing(parser: ModelSession, seg: ModelSession, s
     }
     floodGroups(seeds, unknownOf(under), W, H);
     for (let i = 0; i < under.length; i++) if (under[i] === 0) under[i] = seeds[i] || UNDER.clothing;
+    // Sources keep clear of any hair by ~1.5% of the face width: the soft edge of the old hair (a
+    // dark fringe on skin, a light halo on a bright wall) copied into the fill draws its outline again.
+    const anyHair = new Uint8Array(W * H);
+    for (let i = 0; i < anyHair.length; i++) anyHair[i] = soft[i]! > 20 ? 1 : 0;
+    const nearHair = dilate(anyHair, W, H, Math.max(2, Math.round(0.015 * frame.scale)));
     const sources: Uint8Array[] = [];
     for (const g of Object.values(UNDER)) {
       const cls = SOURCE_CLASSES[g]!;
       const s = new Uint8Array(W * H);
-      for (let i = 0; i < s.length; i++) if (inCrop[i] && soft[i]! < 20 && !h.others[i] && cls.includes(parse.labels[i]!)) s[i] = 1;
+      for (let i = 0; i < s.length; i++) if (inCrop[i] && !nearHair[i] && !others[i] && cls.includes(parse.labels[i]!)) s[i] = 1;
+      // Beyond the parser's crop the background goes on (a window frame above the head): there,
+      // what the person mask calls background.
+      if (g === UNDER.background) for (let i = 0; i < s.length; i++) if (!inCrop[i] && !hair[i] && !nearHair[i] && !others[i] && person[i]! < 40) s[i] = 1;
       if (g === UNDER.background) for (let i = 0; i < s.length; i++) if (person[i]! > 80) s[i] = 0;
       // Body sources from the target's own body column only (a neighbour's dress or arm is no
       // exemplar for this person's shoulders, and an undetected neighbour has no face to avoid).
@@ -193,7 +309,7 @@ export async function hairFromParsing(parser: ModelSession, seg: ModelSession, s
       }
       sources[g] = s;
     }
-    return { hair, under, sources, person };
+    return { hair, under, sources, person, others };
   });
 }
 
@@ -235,5 +351,5 @@ export async function hairFromSegmentation(seg: ModelSession, size: { width: num
   sources[UNDER.background] = Uint8Array.from(person, (v, i) => (v < 64 && hair[i]! < 20 ? 1 : 0));
   sources[UNDER.skin] = Uint8Array.from(person, (v, i) => (v > 192 && hair[i]! < 20 ? 1 : 0));
   sources[UNDER.clothing] = new Uint8Array(n);
-  return { hair, under, sources, person };
+  return { hair, under, sources, person, others: h.others };
 }
