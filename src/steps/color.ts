@@ -23,6 +23,10 @@ const toLinear = (c: number) => {
   const v = c / 255;
   return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
 };
+// sRGB bytes to linear by table (the same values toLinear gives): srgbToLab runs per pixel over
+// large regions (hair colour statistics at 1 MP), where the power function dominated it.
+const LINEAR = Float64Array.from({ length: 256 }, (_, c) => toLinear(c));
+const linear = (c: number) => (c >= 0 && c <= 255 && (c | 0) === c ? LINEAR[c]! : toLinear(c));
 const toGamma = (v: number) => {
   const c = v <= 0.0031308 ? 12.92 * v : 1.055 * v ** (1 / 2.4) - 0.055;
   return Math.round(Math.min(1, Math.max(0, c)) * 255);
@@ -33,7 +37,7 @@ const Xn = 0.95047;
 const Zn = 1.08883;
 
 export function srgbToLab(r: number, g: number, b: number): [number, number, number] {
-  const R = toLinear(r), G = toLinear(g), B = toLinear(b);
+  const R = linear(r), G = linear(g), B = linear(b);
   const X = (0.4124 * R + 0.3576 * G + 0.1805 * B) / Xn;
   const Y = 0.2126 * R + 0.7152 * G + 0.0722 * B;
   const Z = (0.0193 * R + 0.1192 * G + 0.9505 * B) / Zn;
