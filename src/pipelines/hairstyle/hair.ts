@@ -52,12 +52,14 @@ interface Head {
  * 1 in the zone where the target's own hair must start: around the skull and beside the face down
  * to the chin (a ponytail behind an ear parses apart from the crown, joined only at the zone).
  */
-function headZone(h: Head): Uint8Array {
+function headZone(h: Head, within?: Uint8Array): Uint8Array {
   const { image, frame, anchors } = h;
   const W = image.width, H = image.height;
   const z = new Uint8Array(W * H);
   for (let y = 0; y < H; y++) {
     for (let x = 0; x < W; x++) {
+      // Only where the caller looks (a seed for componentsTouching matters only on its mask).
+      if (within && !within[y * W + x]) continue;
       const u = frameU(frame, x + 0.5, y + 0.5), v = frameV(frame, x + 0.5, y + 0.5);
       if (Math.abs(u) < 1.05 && v > anchors.forehead - 0.6 && v < anchors.chin) z[y * W + x] = 1;
     }
@@ -230,7 +232,7 @@ export async function hairFromParsing(parser: ModelSession, seg: ModelSession, s
     const others = undetectedOthers(h, parse.labels, inCrop, person);
     const bin = new Uint8Array(W * H);
     for (let i = 0; i < bin.length; i++) bin[i] = soft[i]! > 77 && !others[i] ? 1 : 0;
-    const parsed = componentsTouching(bin, headZone(h), W, H);
+    const parsed = componentsTouching(bin, headZone(h, bin), W, H);
     // Long hair continues past the parser's crop (over the chest, down the back): there, person
     // pixels of the parsed hair's colour (CIE Lab distance to its median under its spread),
     // connected to the parsed hair, no farther than 3 face widths below the chin and 1.3 beside the centre line.
