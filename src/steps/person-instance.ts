@@ -84,11 +84,11 @@ export function segmentDistance(a: Pt, b: Pt, x: number, y: number): number {
   return Math.sqrt(ex * ex + ey * ey);
 }
 
-const nearest = (shapes: readonly Shape[], x: number, y: number) => {
-  let d = Infinity;
-  for (const s of shapes) d = Math.min(d, shapeDistance(s, x, y));
-  return d;
-};
+/** Whether any shape of any of `people` is nearer (x, y) than `d` (stops at the first one). */
+function nearerThan(people: ReadonlyArray<readonly Shape[]>, x: number, y: number, d: number): boolean {
+  for (const shapes of people) for (const s of shapes) if (shapeDistance(s, x, y) < d) return true;
+  return false;
+}
 
 /** Grid step of the distance evaluation (pixels). */
 const G = 3;
@@ -113,8 +113,7 @@ export function splitInstance(mask: Uint8Array, W: number, H: number, target: re
   const th = o.threshold ?? 127;
   const gw = Math.ceil(W / G), gh = Math.ceil(H / G);
   // Only grid cells with mask pixels are evaluated.
-  const any = new Uint8Array(gw * gh);
-  for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) if (mask[y * W + x]! > th) any[((y / G) | 0) * gw + ((x / G) | 0)] = 1;
+  const any = cellsOver(mask, W, H, th, gw, gh);
   const own = new Uint8Array(gw * gh);
   for (let gy = 0; gy < gh; gy++) {
     for (let gx = 0; gx < gw; gx++) {
@@ -127,13 +126,10 @@ export function splitInstance(mask: Uint8Array, W: number, H: number, target: re
         if (d <= (o.reaches?.[k] ?? o.reach)) within = true;
       }
       if (!within) continue;
-      let mine = true;
-      for (const other of others) if (nearest(other, x, y) < dt) (mine = false);
-      own[gy * gw + gx] = mine ? 1 : 0;
+      own[gy * gw + gx] = nearerThan(others, x, y, dt) ? 0 : 1;
     }
   }
-  const cand = new Uint8Array(W * H);
-  for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) if (mask[y * W + x]! > th && own[((y / G) | 0) * gw + ((x / G) | 0)]) cand[y * W + x] = 1;
+  const cand = pixelsOver(mask, W, H, th, own, gw);
   // The connected part around the seed (or the candidate pixel nearest it).
   let start = -1;
   const sx = Math.round(o.seed[0]), sy = Math.round(o.seed[1]);
@@ -142,16 +138,45 @@ export function splitInstance(mask: Uint8Array, W: number, H: number, target: re
       for (let x = Math.max(0, sx - r); x <= Math.min(W - 1, sx + r); x++) if (cand[y * W + x]) { start = y * W + x; break; }
     }
   }
+  return connected(cand, W, H, start);
+}
+
+/** Grid cells (G x G pixels, gw x gh) holding a pixel of `mask` over `th`. */
+function cellsOver(mask: Uint8Array, W: number, H: number, th: number, gw: number, gh: number): Uint8Array {
+  const any = new Uint8Array(gw * gh);
+  for (let y = 0; y < H; y++) {
+    const cells = ((y / G) | 0) * gw;
+    for (let x = 0, i = y * W; x < W; x++, i++) if (mask[i]! > th) any[cells + ((x / G) | 0)] = 1;
+  }
+  return any;
+}
+
+/** Pixels of `mask` over `th` whose grid cell is set in `own`. */
+function pixelsOver(mask: Uint8Array, W: number, H: number, th: number, own: Uint8Array, gw: number): Uint8Array {
+  const cand = new Uint8Array(W * H);
+  for (let y = 0; y < H; y++) {
+    const cells = ((y / G) | 0) * gw;
+    for (let x = 0, i = y * W; x < W; x++, i++) if (mask[i]! > th && own[cells + ((x / G) | 0)]) cand[i] = 1;
+  }
+  return cand;
+}
+
+/** The 4-connected part of `cand` around pixel `start` (-1: none), with a typed stack (each pixel pushed once). */
+function connected(cand: Uint8Array, W: number, H: number, start: number): Uint8Array {
   const out = new Uint8Array(W * H);
   if (start < 0) return out;
-  const stack = [start];
+  const stack = new Int32Array(W * H);
+  let top = 0;
+  stack[top++] = start;
   out[start] = 1;
-  while (stack.length) {
-    const i = stack.pop()!;
+  const n = out.length;
+  while (top > 0) {
+    const i = stack[--top]!;
     const x = i % W;
-    for (const j of [x > 0 ? i - 1 : -1, x < W - 1 ? i + 1 : -1, i - W, i + W]) {
-      if (j >= 0 && j < out.length && cand[j] && !out[j]) (out[j] = 1), stack.push(j);
-    }
+    if (x > 0 && cand[i - 1] && !out[i - 1]) (out[i - 1] = 1), (stack[top++] = i - 1);
+    if (x < W - 1 && cand[i + 1] && !out[i + 1]) (out[i + 1] = 1), (stack[top++] = i + 1);
+    if (i - W >= 0 && cand[i - W] && !out[i - W]) (out[i - W] = 1), (stack[top++] = i - W);
+    if (i + W < n && cand[i + W] && !out[i + W]) (out[i + W] = 1), (stack[top++] = i + W);
   }
   return out;
 }

@@ -56,4 +56,39 @@ describe('binary morphology', () => {
     expect(grown).toEqual(bruteForce(m, W, H, r, 1));
     expect(shrunk).toEqual(bruteForce(m, W, H, r, 0));
   });
+
+  // morph works on the box of the mask's set pixels grown by r: masks that fill part of the frame,
+  // touch an edge, hold nothing, or hold other values than 0/1 must come out as over the frame.
+  function blob(W: number, H: number, box: [number, number, number, number], seed: number, value = 1): Uint8Array {
+    const m = new Uint8Array(W * H);
+    let s = seed;
+    const rnd = () => ((s = (s * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const [x0, y0, x1, y1] = box;
+    for (let y = y0; y <= y1; y++) for (let x = x0; x <= x1; x++) if (rnd() < 0.8) m[y * W + x] = value;
+    return m;
+  }
+  it.each([
+    ['inside', [40, 30, 70, 55], 3],
+    ['inside, radius past the edge', [5, 6, 20, 12], 9],
+    ['touching the left and top edges', [0, 0, 25, 18], 4],
+    ['touching the right and bottom edges', [80, 60, 119, 89], 2],
+    ['one pixel', [60, 45, 60, 45], 5],
+  ] as Array<[string, [number, number, number, number], number]>)('a mask in part of the frame (%s) equals a brute-force scan', (_, box, r) => {
+    const W = 120, H = 90;
+    const m = blob(W, H, box, box[0] * 7 + r);
+    expect(dilate(m, W, H, r)).toEqual(bruteForce(m, W, H, r, 1));
+    expect(erode(m, W, H, r)).toEqual(bruteForce(m, W, H, r, 0));
+    const closed = erode(dilate(m, W, H, r), W, H, r);
+    expect(closed).toEqual(bruteForce(bruteForce(m, W, H, r, 1), W, H, r, 0));
+  });
+  it('an empty mask and a mask of other values than 0/1 equal a brute-force scan', () => {
+    const W = 50, H = 40;
+    const empty = new Uint8Array(W * H);
+    expect(dilate(empty, W, H, 3)).toEqual(bruteForce(empty, W, H, 3, 1));
+    expect(erode(empty, W, H, 3)).toEqual(bruteForce(empty, W, H, 3, 0));
+    const m = blob(W, H, [10, 8, 30, 25], 5, 255);
+    m[20 * W + 20] = 1;
+    expect(dilate(m, W, H, 2)).toEqual(bruteForce(m, W, H, 2, 1));
+    expect(erode(m, W, H, 2)).toEqual(bruteForce(m, W, H, 2, 0));
+  });
 });

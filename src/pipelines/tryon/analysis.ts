@@ -22,6 +22,7 @@ import { segmentPerson } from '../../steps/person-segmentation.ts';
 import { bodyOfFace, splitInstance, targetBodyIndex, targetFaceIndex, type Shape } from '../../steps/person-instance.ts';
 import type { PipelineContext } from '../types.ts';
 import { labOf } from './garment.ts';
+import { above } from './masks.ts';
 import { bodyFrame, mid, skeletonParts, skeletonShapes, type Body } from './body.ts';
 
 /** Class names of a manifest param (face-parsing classes) as class ids. */
@@ -99,7 +100,8 @@ export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: St
     const dc = [d.xMin + d.width / 2, d.yMin + d.height / 2];
     if (Math.hypot(dc[0]! - (bodies[bi]!.xMin + bodies[bi]!.width / 2), dc[1]! - (bodies[bi]!.yMin + bodies[bi]!.height / 2)) < 0.5 * bodies[bi]!.width) continue;
     extra++;
-    const other = await bodyLandmarks(landmarker, image, d, L, roiScale, t);
+    // Only its landmarks are used (its skeleton for the split), not its mask.
+    const other = await bodyLandmarks(landmarker, image, d, L, roiScale, t, undefined, { mask: false });
     if (other.presence < P('min_presence')) continue;
     const ob = bodyFrame(other, W, H);
     others.push(skeletonShapes(ob, 0.4 * ob.size));
@@ -126,11 +128,8 @@ export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: St
   // against her whom no detector found (cut by the frame): Selfie's edge is kept only within a
   // small margin of where BlazePose is sure, so such a neighbour is not split off by skeletons
   // alone (there is no skeleton of hers to split by).
-  const sure = new Uint8Array(W * H);
-  for (let i = 0; i < sure.length; i++) sure[i] = pose.mask[i]! > SURE ? 1 : 0;
-  const near = dilate(sure, W, H, Math.max(2, Math.round(0.03 * body.size)));
-  const person = new Uint8Array(W * H);
-  for (let i = 0; i < person.length; i++) person[i] = pose.mask[i]! > 100 && near[i] ? everyone[i]! : 0;
+  const near = dilate(above(pose.mask, SURE), W, H, Math.max(2, Math.round(0.03 * body.size)));
+  const person = agreed(pose.mask, near, everyone);
 
   const headR = face ? 0.6 * Math.max(face.box.width, face.box.height) : 0.4 * body.size;
   const instance = await t.time('instance', () => {
@@ -157,17 +156,31 @@ export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: St
     }
     return own;
   });
-  let top = H, bottom = -1;
+  const rows = rowSpan(instance, W, H);
+  return { image, body, pose, face, others, person, everyone, instance, heightFraction: rows ? (rows[1] - rows[0] + 1) / H : 0 };
+}
+
+/** Selfie's probability where BlazePose's mask is over 100 and `near` (its sure part, grown) is set; else 0. */
+function agreed(poseMask: Uint8Array, near: Uint8Array, everyone: Uint8Array): Uint8Array {
+  const person = new Uint8Array(poseMask.length);
+  for (let i = 0; i < person.length; i++) person[i] = poseMask[i]! > 100 && near[i] ? everyone[i]! : 0;
+  return person;
+}
+
+/** The first and last rows holding a set pixel (null: none). */
+function rowSpan(mask: Uint8Array, W: number, H: number): [number, number] | null {
+  let top = -1, bottom = -1;
   for (let y = 0; y < H; y++) {
+    const row = mask.subarray(y * W, y * W + W);
     for (let x = 0; x < W; x++) {
-      if (instance[y * W + x]) {
-        if (y < top) top = y;
+      if (row[x]) {
+        if (top < 0) top = y;
         bottom = y;
         break;
       }
     }
   }
-  return { image, body, pose, face, others, person, everyone, instance, heightFraction: bottom >= top ? (bottom - top + 1) / H : 0 };
+  return top < 0 ? null : [top, bottom];
 }
 
 /** 3:4 crop (or pad, repeating the edges) around the target's instance. */
@@ -197,17 +210,52 @@ export async function faceAndHair(ctx: PipelineContext, p: PersonAnalysis, t: St
   const protect = new Uint8Array(image.width * image.height);
   if (!face) return { protect, skin: null };
   const parse = await parseFace(await ctx.session('parser'), image, face, { parserSize: P('parser_size'), cropScale: P('parser_crop_scale'), featherPx: 0 }, t);
-  const keep = new Set(classIds(ctx.params.protect_classes, 'protect_classes'));
-  const acc = [0, 0, 0];
-  let n = 0;
-  for (let i = 0; i < protect.length; i++) {
-    const l = parse.labels[i]!;
-    if (keep.has(l)) protect[i] = 1;
-    if (l === 1) (acc[0]! += image.data[3 * i]!), (acc[1]! += image.data[3 * i + 1]!), (acc[2]! += image.data[3 * i + 2]!), n++;
-  }
-  const skin: [number, number, number] | null = n > 50 ? [acc[0]! / n, acc[1]! / n, acc[2]! / n] : null;
+  const keep = new Uint8Array(256);
+  for (const c of classIds(ctx.params.protect_classes, 'protect_classes')) keep[c] = 1;
+  // The labels are 0 outside the parser's crop: only its rows and columns are read (unless
+  // class 0 is one to protect).
+  const c = parse.crop, W = image.width, H = image.height;
+  const box = keep[0] ? { x0: 0, y0: 0, x1: W, y1: H } : { x0: Math.max(0, Math.floor(c.x)), y0: Math.max(0, Math.floor(c.y)), x1: Math.min(W, Math.ceil(c.x + c.size)), y1: Math.min(H, Math.ceil(c.y + c.size)) };
+  const skin = protectAndSkin(parse.labels, keep, image.data, protect, W, box);
   extendHair(image, p.instance, parse.labels, parse.crop, Math.max(face.box.width, face.box.height), skin, protect);
   return { protect, skin };
+}
+
+/**
+ * Sets `protect` where the label is one of `keep` (a table by class id), within `box` (x1, y1
+ * exclusive); the mean colour of the skin (class 1) when over 50 pixels.
+ */
+function protectAndSkin(labels: Uint8Array, keep: Uint8Array, data: Uint8Array, protect: Uint8Array, W: number, box: { x0: number; y0: number; x1: number; y1: number }): [number, number, number] | null {
+  let r = 0, g = 0, b = 0, n = 0;
+  for (let y = box.y0; y < box.y1; y++) {
+    for (let i = y * W + box.x0; i < y * W + box.x1; i++) {
+      const l = labels[i]!;
+      if (keep[l]) protect[i] = 1;
+      if (l === 1) (r += data[3 * i]!), (g += data[3 * i + 1]!), (b += data[3 * i + 2]!), n++;
+    }
+  }
+  return n > 50 ? [r / n, g / n, b / n] : null;
+}
+
+/**
+ * Sum and sum of squares of the CIE Lab of the `label` pixels in rows y0..y1 and columns x0..x1
+ * (exclusive ends), and their count; null under 100 pixels. The labels are 0 outside the parser's
+ * crop, so its columns are all that is read.
+ */
+function hairStats(data: Uint8Array, labels: Uint8Array, W: number, y0: number, y1: number, x0: number, x1: number, label: number): { sum: number[]; sq: number[]; n: number } | null {
+  let s0 = 0, s1 = 0, s2 = 0, q0 = 0, q1 = 0, q2 = 0, n = 0;
+  let lastKey = -1, lab: [number, number, number] = [0, 0, 0];
+  for (let y = y0; y < y1; y++) {
+    for (let i = y * W + x0; i < y * W + x1; i++) {
+      if (labels[i] !== label) continue;
+      const key = (data[3 * i]! << 16) | (data[3 * i + 1]! << 8) | data[3 * i + 2]!;
+      if (key !== lastKey) (lastKey = key), (lab = labOf(data[3 * i]!, data[3 * i + 1]!, data[3 * i + 2]!));
+      (s0 += lab[0]), (s1 += lab[1]), (s2 += lab[2]);
+      (q0 += lab[0] * lab[0]), (q1 += lab[1] * lab[1]), (q2 += lab[2] * lab[2]);
+      n++;
+    }
+  }
+  return n < 100 ? null : { sum: [s0, s1, s2], sq: [q0, q1, q2], n };
 }
 
 /**
@@ -222,28 +270,27 @@ function extendHair(image: RgbImage, instance: Uint8Array, labels: Uint8Array, c
   const HAIR = 17;
   const yEnd = Math.min(H, Math.floor(crop.y + crop.size));
   if (yEnd >= H) return;
-  const sum = [0, 0, 0], sq = [0, 0, 0];
-  let n = 0;
   const y0 = Math.max(0, Math.floor(crop.y));
-  for (let y = y0; y < yEnd; y++) {
-    for (let x = 0, i = y * W; x < W; x++, i++) {
-      if (labels[i] !== HAIR) continue;
-      const lab = labOf(data[3 * i]!, data[3 * i + 1]!, data[3 * i + 2]!);
-      for (let c = 0; c < 3; c++) (sum[c]! += lab[c]!), (sq[c]! += lab[c]! * lab[c]!);
-      n++;
-    }
-  }
-  if (n < 100) return;
+  const hair = hairStats(data, labels, W, y0, yEnd, Math.max(0, Math.floor(crop.x)), Math.min(W, Math.ceil(crop.x + crop.size)), HAIR);
+  if (!hair) return;
+  const { sum, sq, n } = hair;
   const mean = sum.map((v) => v / n);
   const spread = Math.sqrt(sq.reduce((a, v, c) => a + Math.max(0, v / n - mean[c]! ** 2), 0));
   const limit = Math.min(22, Math.max(10, 2.5 * spread));
   const skinLab = skin ? labOf(Math.round(skin[0]), Math.round(skin[1]), Math.round(skin[2])) : null;
   const yMax = Math.min(H, Math.round(yEnd + 2 * faceSize));
+  // The answer depends on the colour alone: kept in a small direct-mapped table by colour (the
+  // fill asks about the same few thousand colours many times).
+  const cacheKey = new Int32Array(1 << 14).fill(-1), cacheVal = new Uint8Array(1 << 14);
   const hairLike = (i: number) => {
-    const [L, A, B] = labOf(data[3 * i]!, data[3 * i + 1]!, data[3 * i + 2]!);
-    const d = Math.hypot(L - mean[0]!, A - mean[1]!, B - mean[2]!);
-    if (d >= limit) return false;
-    return !skinLab || Math.hypot(L - skinLab[0], A - skinLab[1], B - skinLab[2]) > d;
+    const key = (data[3 * i]! << 16) | (data[3 * i + 1]! << 8) | data[3 * i + 2]!;
+    const slot = (key ^ (key >>> 10) ^ (key >>> 20)) & ((1 << 14) - 1);
+    if (cacheKey[slot] === key) return cacheVal[slot] === 1;
+    const lab = labOf(data[3 * i]!, data[3 * i + 1]!, data[3 * i + 2]!);
+    const d = Math.hypot(lab[0] - mean[0]!, lab[1] - mean[1]!, lab[2] - mean[2]!);
+    const like = d < limit && (!skinLab || Math.hypot(lab[0] - skinLab[0], lab[1] - skinLab[1], lab[2] - skinLab[2]) > d);
+    (cacheKey[slot] = key), (cacheVal[slot] = like ? 1 : 0);
+    return like;
   };
   const seen = new Uint8Array(W * H);
   const queue = new Int32Array(W * (yMax - yEnd + 4));
@@ -251,13 +298,18 @@ function extendHair(image: RgbImage, instance: Uint8Array, labels: Uint8Array, c
   for (let y = Math.max(y0, yEnd - 3); y < yEnd; y++) {
     for (let x = 0, i = y * W; x < W; x++, i++) if (labels[i] === HAIR && tail < queue.length) (seen[i] = 1), (queue[tail++] = i);
   }
+  const visit = (j: number) => {
+    if (j < 0 || seen[j] || j >= yMax * W) return;
+    seen[j] = 1;
+    if (instance[j] && hairLike(j) && tail < queue.length) (protect[j] = 1), (queue[tail++] = j);
+  };
   while (head < tail) {
     const i = queue[head++]!;
     const x = i % W, y = (i - x) / W;
-    for (const j of [x > 0 ? i - 1 : -1, x < W - 1 ? i + 1 : -1, i + W, y > yEnd ? i - W : -1]) {
-      if (j < 0 || seen[j] || j >= yMax * W) continue;
-      seen[j] = 1;
-      if (instance[j] && hairLike(j) && tail < queue.length) (protect[j] = 1), (queue[tail++] = j);
-    }
+    // The same neighbours in the same order as before (the queue's capacity can cut the fill).
+    visit(x > 0 ? i - 1 : -1);
+    visit(x < W - 1 ? i + 1 : -1);
+    visit(i + W);
+    visit(y > yEnd ? i - W : -1);
   }
 }

@@ -5,30 +5,67 @@
 // from the background and the target's skin; and the photo's own shading carried onto the garment.
 import type { RgbImage } from '../../imaging/image.ts';
 import { patchFill } from '../../steps/patch-fill.ts';
+import { andNot, area, union } from './masks.ts';
 import type { PartName } from './parts.ts';
 import type { Region } from './warp.ts';
 
-/** Box blur of a float map (radius r), for shading and feathering. */
+/**
+ * Box blur of a float map (radius r), for shading and feathering: rows, then columns walked in
+ * row order with one running sum per column (the same additions, in the same order per column, as
+ * a walk down each column, without its stride through memory).
+ */
 export function blur(src: Float32Array, W: number, H: number, r: number): Float32Array {
   const tmp = new Float32Array(src.length);
   const out = new Float32Array(src.length);
+  // (The walks stop at the last pixel written: what came after it changed nothing.)
   for (let y = 0; y < H; y++) {
     let acc = 0, n = 0;
-    for (let x = -r; x < W + r; x++) {
+    for (let x = -r; x < W; x++) {
       if (x + r < W) (acc += src[y * W + x + r]!), n++;
       if (x - r - 1 >= 0) (acc -= src[y * W + x - r - 1]!), n--;
-      if (x >= 0 && x < W) tmp[y * W + x] = acc / n;
+      if (x >= 0) tmp[y * W + x] = acc / n;
     }
   }
-  for (let x = 0; x < W; x++) {
-    let acc = 0, n = 0;
-    for (let y = -r; y < H + r; y++) {
-      if (y + r < H) (acc += tmp[(y + r) * W + x]!), n++;
-      if (y - r - 1 >= 0) (acc -= tmp[(y - r - 1) * W + x]!), n--;
-      if (y >= 0 && y < H) out[y * W + x] = acc / n;
+  const acc = new Float64Array(W);
+  let n = 0;
+  for (let y = -r; y < H; y++) {
+    if (y + r < H) {
+      const add = (y + r) * W;
+      for (let x = 0; x < W; x++) acc[x]! += tmp[add + x]!;
+      n++;
     }
+    if (y - r - 1 >= 0) {
+      const drop = (y - r - 1) * W;
+      for (let x = 0; x < W; x++) acc[x]! -= tmp[drop + x]!;
+      n--;
+    }
+    if (y >= 0 && y < H) for (let x = 0, row = y * W; x < W; x++) out[row + x] = acc[x]! / n;
   }
   return out;
+}
+
+/** A box of the photo: x0..x1, y0..y1 inclusive. */
+interface Box {
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
+}
+
+/** `box` grown by m on every side, within W x H. */
+const grow = (box: Box, m: number, W: number, H: number): Box => ({ x0: Math.max(0, box.x0 - m), y0: Math.max(0, box.y0 - m), x1: Math.min(W - 1, box.x1 + m), y1: Math.min(H - 1, box.y1 + m) });
+
+/**
+ * The crop `c` of a W-wide map, as its own map. Its blur equals the whole map's wherever a pixel's
+ * window (radius r; 2r for a blur of a blur) lies within the crop or the map's edge, so the callers
+ * crop the box they need grown by that much. (The running sums are exact in doubles for these
+ * float32 maps, so starting them at the crop's edge changes no bit.)
+ */
+function cropOf(src: Float32Array, W: number, c: Box): { data: Float32Array; w: number; h: number } {
+  const w = c.x1 - c.x0 + 1, h = c.y1 - c.y0 + 1;
+  const data = new Float32Array(w * h);
+  for (let y = 0; y < h; y++) data.set(src.subarray((y + c.y0) * W + c.x0, (y + c.y0) * W + c.x0 + w), y * w);
+  return { data, w, h };
 }
 
 export interface GarmentLayer {
@@ -40,32 +77,51 @@ export interface GarmentLayer {
 
 export const PART_ORDER: PartName[] = ['skirt', 'pelvis', 'torso', 'legL', 'legR', 'sleeveL', 'sleeveR'];
 
+/** One warped part (planar premultiplied RGB and alpha over `region`) on top of the layer, within `clip`. */
+function over(alpha: Float32Array, rgb: Float32Array, W: number, warped: Float32Array, region: Region, clip: Uint8Array): void {
+  const { x: rx0, y: ry0, width: rw, height: rh } = region;
+  const plane = rw * rh;
+  for (let y = 0; y < rh; y++) {
+    for (let x = 0; x < rw; x++) {
+      const i = (y + ry0) * W + (x + rx0);
+      const j = y * rw + x;
+      if (!clip[i]) continue;
+      const a = Math.min(1, Math.max(0, warped[3 * plane + j]!));
+      if (a <= 0.01) continue;
+      // "over": this part on top of what is there.
+      const keep = alpha[i]! * (1 - a);
+      const na = a + keep;
+      for (let c = 0; c < 3; c++) rgb[3 * i + c] = (warped[c * plane + j]! + rgb[3 * i + c]! * keep) / na;
+      alpha[i] = na;
+    }
+  }
+}
+
 /** Layers the warped parts (each clipped) and keeps `front` (face, hair, hands) uncovered. */
 export function layerParts(W: number, H: number, parts: Array<{ warped: Float32Array; region: Region; clip: Uint8Array }>, front: Uint8Array): GarmentLayer {
   const alpha = new Float32Array(W * H);
   const rgb = new Float32Array(W * H * 3);
-  for (const { warped, region, clip } of parts) {
-    const { x: rx0, y: ry0, width: rw, height: rh } = region;
-    const plane = rw * rh;
-    for (let y = 0; y < rh; y++) {
-      for (let x = 0; x < rw; x++) {
-        const i = (y + ry0) * W + (x + rx0);
-        const j = y * rw + x;
-        if (!clip[i]) continue;
-        const a = Math.min(1, Math.max(0, warped[3 * plane + j]!));
-        if (a <= 0.01) continue;
-        // "over": this part on top of what is there.
-        const keep = alpha[i]! * (1 - a);
-        const na = a + keep;
-        for (let c = 0; c < 3; c++) rgb[3 * i + c] = (warped[c * plane + j]! + rgb[3 * i + c]! * keep) / na;
-        alpha[i] = na;
-      }
+  for (const { warped, region, clip } of parts) over(alpha, rgb, W, warped, region, clip);
+  const soft = new Float32Array(W * H);
+  if (!parts.length) return { alpha: soft, rgb };
+  // Coverage is 0 outside the parts' regions: the front cut and the blur run on their box, grown
+  // by the blur's radius (the result; 0 beyond) and by twice it (what the result's windows read).
+  const box: Box = { x0: W, y0: H, x1: -1, y1: -1 };
+  for (const { region: g } of parts) {
+    (box.x0 = Math.min(box.x0, g.x)), (box.y0 = Math.min(box.y0, g.y));
+    (box.x1 = Math.max(box.x1, g.x + g.width - 1)), (box.y1 = Math.max(box.y1, g.y + g.height - 1));
+  }
+  for (let y = box.y0; y <= box.y1; y++) for (let i = y * W + box.x0; i <= y * W + box.x1; i++) if (front[i]) alpha[i] = 0;
+  // Anti-aliased edges: a 3x3 mean of the coverage, never onto what stays in front.
+  const c = grow(box, 2, W, H), keep = grow(box, 1, W, H);
+  const crop = cropOf(alpha, W, c);
+  const blurred = blur(crop.data, crop.w, crop.h, 1);
+  for (let y = keep.y0; y <= keep.y1; y++) {
+    for (let x = keep.x0; x <= keep.x1; x++) {
+      const i = y * W + x;
+      soft[i] = front[i] ? 0 : blurred[(y - c.y0) * crop.w + (x - c.x0)]!;
     }
   }
-  for (let i = 0; i < alpha.length; i++) if (front[i]) alpha[i] = 0;
-  // Anti-aliased edges: a 3x3 mean of the coverage, never onto what stays in front.
-  const soft = blur(alpha, W, H, 1);
-  for (let i = 0; i < soft.length; i++) if (front[i]) soft[i] = 0;
   return { alpha: soft, rgb };
 }
 
@@ -76,34 +132,67 @@ export function layerParts(W: number, H: number, parts: Array<{ warped: Float32A
  * Returns the picture and how many pixels were filled.
  */
 export function removeUncovered(image: RgbImage, layer: GarmentLayer, band: Uint8Array, clothing: Uint8Array, background: Uint8Array, skinLike: Uint8Array): { image: RgbImage; filled: number; hole: Uint8Array } {
-  const n = band.length;
-  const hole = new Uint8Array(n);
-  let filled = 0;
-  for (let i = 0; i < n; i++) if (band[i] && clothing[i] && layer.alpha[i]! < 0.5) (hole[i] = 1), filled++;
+  const hole = uncovered(band, clothing, layer.alpha);
+  const filled = area(hole);
   if (filled < 20) return { image, filled: 0, hole };
-  const source = new Uint8Array(n);
-  for (let i = 0; i < n; i++) source[i] = !hole[i] && (background[i] || skinLike[i]) ? 1 : 0;
+  const source = andNot(union(background, skinLike), hole);
   return { image: patchFill(image, hole, { source }), filled, hole };
+}
+
+/** Pixels of the band's clothing the layer covers less than half. */
+function uncovered(band: Uint8Array, clothing: Uint8Array, alpha: Float32Array): Uint8Array {
+  const hole = new Uint8Array(band.length);
+  for (let i = 0; i < hole.length; i++) if (band[i] && clothing[i] && alpha[i]! < 0.5) hole[i] = 1;
+  return hole;
+}
+
+/** Luminance (0.299 R + 0.587 G + 0.114 B, float32) of the crop `c` of a photo. */
+function luminance(photo: RgbImage, c: Box): { data: Float32Array; w: number; h: number } {
+  const W = photo.width, w = c.x1 - c.x0 + 1, h = c.y1 - c.y0 + 1;
+  const data = new Float32Array(w * h);
+  for (let y = 0, j = 0; y < h; y++) {
+    for (let x = 0, i = (y + c.y0) * W + c.x0; x < w; x++, i++, j++) data[j] = 0.299 * photo.data[3 * i]! + 0.587 * photo.data[3 * i + 1]! + 0.114 * photo.data[3 * i + 2]!;
+  }
+  return { data, w, h };
 }
 
 /** Light: the photo's own shading (local luminance over its wider mean) carried onto the garment. */
 export function shadeAndBlend(photo: RgbImage, base: RgbImage, layer: GarmentLayer, size: number): RgbImage {
   const { width: W, height: H } = photo;
   const { alpha, rgb } = layer;
-  const lum = new Float32Array(W * H);
-  for (let i = 0; i < lum.length; i++) lum[i] = 0.299 * photo.data[3 * i]! + 0.587 * photo.data[3 * i + 1]! + 0.114 * photo.data[3 * i + 2]!;
+  const data = Uint8Array.from(base.data);
+  // Only the garment's box is shaded: luminance and its blurs run on that box grown by what their
+  // windows read there (a 1 MP photo's full-frame blurs were most of this stage).
+  const box: Box = { x0: W, y0: H, x1: -1, y1: -1 };
+  for (let y = 0, i = 0; y < H; y++) {
+    for (let x = 0; x < W; x++, i++) {
+      if (alpha[i]! <= 0) continue;
+      if (x < box.x0) box.x0 = x;
+      if (x > box.x1) box.x1 = x;
+      if (y < box.y0) box.y0 = y;
+      box.y1 = y;
+    }
+  }
+  if (box.x1 < 0) return { data, width: W, height: H };
   // Folds and body shading: luminance at the scale of a fold over its neighbourhood's. Two box
   // passes (a triangle kernel) of 3% of the body size: a fold is wider than that, the stripes or
   // print of the old clothing are narrower, so they do not show through the new garment.
   const r = Math.max(2, Math.round(0.03 * size));
-  const fine = blur(blur(lum, W, H, r), W, H, r);
-  const mean = blur(lum, W, H, Math.max(3, Math.round(0.12 * size)));
-  const data = Uint8Array.from(base.data);
-  for (let i = 0; i < alpha.length; i++) {
-    const a = alpha[i]!;
-    if (a <= 0) continue;
-    const shade = Math.min(1.15, Math.max(0.75, 1 + 0.6 * (fine[i]! / Math.max(mean[i]!, 8) - 1)));
-    for (let c = 0; c < 3; c++) data[3 * i + c] = Math.round(data[3 * i + c]! * (1 - a) + Math.min(255, rgb[3 * i + c]! * 255 * shade) * a);
+  const R = Math.max(3, Math.round(0.12 * size));
+  // The fine map on the box grown by 2r, the mean on the box grown by R (each its own crop).
+  const cf = grow(box, 2 * r, W, H), cm = grow(box, R, W, H);
+  const lf = luminance(photo, cf), lm = luminance(photo, cm);
+  const fine = blur(blur(lf.data, lf.w, lf.h, r), lf.w, lf.h, r);
+  const mean = blur(lm.data, lm.w, lm.h, R);
+  for (let y = box.y0; y <= box.y1; y++) {
+    for (let x = box.x0; x <= box.x1; x++) {
+      const i = y * W + x;
+      const a = alpha[i]!;
+      if (a <= 0) continue;
+      const jf = (y - cf.y0) * lf.w + (x - cf.x0), jm = (y - cm.y0) * lm.w + (x - cm.x0);
+      const shade = Math.min(1.15, Math.max(0.75, 1 + 0.6 * (fine[jf]! / Math.max(mean[jm]!, 8) - 1)));
+      for (let k = 0; k < 3; k++) data[3 * i + k] = Math.round(data[3 * i + k]! * (1 - a) + Math.min(255, rgb[3 * i + k]! * 255 * shade) * a);
+    }
   }
   return { data, width: W, height: H };
 }

@@ -7,20 +7,31 @@ import type { ClothesType } from '../../domain/job.ts';
 import { srgbToLab } from '../../steps/color.ts';
 import type { PersonAnalysis } from './analysis.ts';
 import { add, arm, leg, mid, sub, len, type Body, type P } from './body.ts';
-import type { GarmentParts } from './garment.ts';
+import { labOf, type GarmentParts } from './garment.ts';
+import { intersect } from './masks.ts';
 import { alongPolyline, bodyParts, polylineLength, type PartLengths } from './parts.ts';
 
 /** Clothing pixels of the person: instance minus face, hair and skin-coloured pixels. */
 export function clothingMask(p: PersonAnalysis, protect: Uint8Array, skin: [number, number, number] | null): Uint8Array {
   const { data } = p.image;
   const ref = skin ? srgbToLab(skin[0], skin[1], skin[2]) : null;
-  return Uint8Array.from(p.instance, (v, i) => {
-    if (!v || protect[i]) return 0;
-    if (!ref) return 1;
-    const [L, A, B] = srgbToLab(data[3 * i]!, data[3 * i + 1]!, data[3 * i + 2]!);
-    // Skin: near the face's colour in chroma, any reasonable lightness (shade).
-    return Math.hypot(A - ref[1], B - ref[2]) < 11 && Math.abs(L - ref[0]) < 30 ? 0 : 1;
-  });
+  const out = new Uint8Array(p.instance.length);
+  for (let i = 0; i < out.length; i++) {
+    if (!p.instance[i] || protect[i]) continue;
+    if (!ref) {
+      out[i] = 1;
+      continue;
+    }
+    // labOf: srgbToLab memoized (pow and cbrt per pixel of the instance were most of this).
+    const lab = labOf(data[3 * i]!, data[3 * i + 1]!, data[3 * i + 2]!);
+    const dA = lab[1] - ref[1], dB = lab[2] - ref[2];
+    // Skin: near the face's colour in chroma, any reasonable lightness (shade). The squared
+    // distance, or Math.hypot (as before) within rounding of the threshold.
+    const d2 = dA * dA + dB * dB;
+    const near = Math.abs(d2 - 121) > 1e-6 ? d2 < 121 : Math.hypot(dA, dB) < 11;
+    out[i] = near && Math.abs(lab[0] - ref[0]) < 30 ? 0 : 1;
+  }
+  return out;
 }
 
 /** How far clothing covers a polyline from `start` (pixels of arc), sampled every 2%. */
@@ -70,7 +81,7 @@ export function wornParts(g: PersonAnalysis, b: Body, cloth: Uint8Array, type: C
   }
   const parts = bodyParts(b, g.instance, type, lengths, skirt);
   const masks: GarmentParts['masks'] = {};
-  for (const [k, clip] of Object.entries(parts.clips)) masks[k as keyof typeof masks] = Uint8Array.from(clip, (v, i) => v & cloth[i]!);
+  for (const [k, clip] of Object.entries(parts.clips)) masks[k as keyof typeof masks] = intersect(clip, cloth);
   return {
     strips: parts.strips,
     masks,

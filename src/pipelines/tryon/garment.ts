@@ -12,55 +12,61 @@ import type { RgbImage } from '../../imaging/image.ts';
 import { dilate, erode } from '../../imaging/morphology.ts';
 import { srgbToLab } from '../../steps/color.ts';
 import { add, len, lerp, mid, perp, sub, unit, type P } from './body.ts';
+import { andNot, area, intersect } from './masks.ts';
 import { LIMB_STATIONS, PELVIS_STATIONS, TORSO_STATIONS, type PartName, type Strip, type Strips } from './parts.ts';
 
-/** Fills holes: everything not reachable from the border through 0-pixels becomes 1. */
+/**
+ * Fills holes: everything not reachable from the border through 0-pixels becomes 1. (Typed
+ * stacks and loops here and in largestBlob: closures, neighbour arrays and a mapping
+ * Uint8Array.from per pixel were most of the garment stage.)
+ */
 function fillHoles(mask: Uint8Array, W: number, H: number): Uint8Array {
   const reached = new Uint8Array(mask.length);
-  const stack: number[] = [];
-  const push = (i: number) => {
-    if (!mask[i] && !reached[i]) {
-      reached[i] = 1;
-      stack.push(i);
-    }
+  // Each pixel is pushed at most once.
+  const stack = new Int32Array(mask.length);
+  let top = 0;
+  const seed = (i: number) => {
+    if (!mask[i] && !reached[i]) (reached[i] = 1), (stack[top++] = i);
   };
-  for (let x = 0; x < W; x++) (push(x), push((H - 1) * W + x));
-  for (let y = 0; y < H; y++) (push(y * W), push(y * W + W - 1));
-  while (stack.length) {
-    const i = stack.pop()!;
+  for (let x = 0; x < W; x++) (seed(x), seed((H - 1) * W + x));
+  for (let y = 0; y < H; y++) (seed(y * W), seed(y * W + W - 1));
+  while (top > 0) {
+    const i = stack[--top]!;
     const x = i % W, y = (i - x) / W;
-    if (x > 0) push(i - 1);
-    if (x < W - 1) push(i + 1);
-    if (y > 0) push(i - W);
-    if (y < H - 1) push(i + W);
+    if (x > 0 && !mask[i - 1] && !reached[i - 1]) (reached[i - 1] = 1), (stack[top++] = i - 1);
+    if (x < W - 1 && !mask[i + 1] && !reached[i + 1]) (reached[i + 1] = 1), (stack[top++] = i + 1);
+    if (y > 0 && !mask[i - W] && !reached[i - W]) (reached[i - W] = 1), (stack[top++] = i - W);
+    if (y < H - 1 && !mask[i + W] && !reached[i + W]) (reached[i + W] = 1), (stack[top++] = i + W);
   }
-  return Uint8Array.from(reached, (r) => (r ? 0 : 1));
+  for (let i = 0; i < reached.length; i++) reached[i] = reached[i] ? 0 : 1;
+  return reached;
 }
 
 /** Keeps the largest 4-connected blob. */
 function largestBlob(mask: Uint8Array, W: number, H: number): Uint8Array {
   const label = new Int32Array(mask.length);
+  const stack = new Int32Array(mask.length);
   let best = 0, bestSize = 0, next = 0;
   for (let s = 0; s < mask.length; s++) {
     if (!mask[s] || label[s]) continue;
     next++;
-    let size = 0;
-    const stack = [s];
+    let size = 0, top = 0;
+    stack[top++] = s;
     label[s] = next;
-    while (stack.length) {
-      const i = stack.pop()!;
+    while (top > 0) {
+      const i = stack[--top]!;
       size++;
       const x = i % W, y = (i - x) / W;
-      for (const j of [x > 0 ? i - 1 : -1, x < W - 1 ? i + 1 : -1, y > 0 ? i - W : -1, y < H - 1 ? i + W : -1]) {
-        if (j >= 0 && mask[j] && !label[j]) {
-          label[j] = next;
-          stack.push(j);
-        }
-      }
+      if (x > 0 && mask[i - 1] && !label[i - 1]) (label[i - 1] = next), (stack[top++] = i - 1);
+      if (x < W - 1 && mask[i + 1] && !label[i + 1]) (label[i + 1] = next), (stack[top++] = i + 1);
+      if (y > 0 && mask[i - W] && !label[i - W]) (label[i - W] = next), (stack[top++] = i - W);
+      if (y < H - 1 && mask[i + W] && !label[i + W]) (label[i + W] = next), (stack[top++] = i + W);
     }
     if (size > bestSize) (bestSize = size), (best = next);
   }
-  return Uint8Array.from(label, (l) => (l === best && best > 0 ? 1 : 0));
+  const out = new Uint8Array(mask.length);
+  if (best > 0) for (let i = 0; i < out.length; i++) out[i] = label[i] === best ? 1 : 0;
+  return out;
 }
 
 const LAB = new Map<number, [number, number, number]>();
@@ -89,9 +95,15 @@ export function productMask(img: RgbImage): Uint8Array {
   const med = (k: 0 | 1 | 2) => border.map((b) => b[k]).sort((a, b) => a - b)[Math.floor(border.length / 2)]!;
   const bg = [med(0), med(1), med(2)];
   const raw = new Uint8Array(W * H);
+  // Neighbours mostly share a colour: the last one's Lab is reused before the memo is asked.
+  let lastKey = -1, last: [number, number, number] = [0, 0, 0];
   for (let i = 0; i < raw.length; i++) {
-    const [L, A, B] = lab(i);
-    raw[i] = Math.hypot(L - bg[0]!, A - bg[1]!, B - bg[2]!) > 12 ? 1 : 0;
+    const key = (data[3 * i]! << 16) | (data[3 * i + 1]! << 8) | data[3 * i + 2]!;
+    if (key !== lastKey) (lastKey = key), (last = lab(i));
+    const dL = last[0] - bg[0]!, dA = last[1] - bg[1]!, dB = last[2] - bg[2]!;
+    // The squared distance, or Math.hypot (as before) within rounding of the threshold.
+    const d2 = dL * dL + dA * dA + dB * dB;
+    raw[i] = (Math.abs(d2 - 144) > 1e-6 ? d2 > 144 : Math.hypot(dL, dA, dB) > 12) ? 1 : 0;
   }
   const r = Math.max(1, Math.round(Math.min(W, H) / 150));
   const closed = erode(dilate(raw, W, H, r), W, H, r);
@@ -285,13 +297,17 @@ export function productParts(mask: Uint8Array, W: number, H: number, type: Cloth
   const sleeveOf = (s: 'L' | 'R') => {
     const [a, b] = s === 'L' ? [shL, armL] : [shR, armR];
     const inward = Math.sign(side(a, b, cx, (ys + ya) / 2));
-    return Uint8Array.from(mask, (v, i) => {
-      if (!v || !hasSleeves) return 0;
-      const x = i % W, y = (i - x) / W;
-      if (y <= ya) return Math.sign(side(a, b, x, y)) === -inward ? 1 : 0;
+    const out = new Uint8Array(W * H);
+    if (!hasSleeves) return out;
+    for (let y = 0, i = 0; y < H; y++) {
       const c = central(y);
-      return s === 'L' ? (x < c[0] ? 1 : 0) : x > c[1] ? 1 : 0;
-    });
+      for (let x = 0; x < W; x++, i++) {
+        if (!mask[i]) continue;
+        if (y <= ya) out[i] = Math.sign(side(a, b, x, y)) === -inward ? 1 : 0;
+        else out[i] = s === 'L' ? (x < c[0] ? 1 : 0) : x > c[1] ? 1 : 0;
+      }
+    }
+    return out;
   };
   const torsoLen = at(0.97) - ys;
   strips.torso = { centre: [], left: [], right: [] };
@@ -308,20 +324,18 @@ export function productParts(mask: Uint8Array, W: number, H: number, type: Cloth
   }
   lengths.torso = torsoLen;
   const sleeveMasks = { L: sleeveOf('L'), R: sleeveOf('R') };
-  masks.torso = Uint8Array.from(mask, (v, i) => (v && !sleeveMasks.L[i] && !sleeveMasks.R[i] ? 1 : 0));
+  masks.torso = andNot(mask, sleeveMasks.L, sleeveMasks.R);
   let any = false;
   for (const s of ['L', 'R'] as const) {
     const part = sleeveMasks[s];
-    let area = 0;
-    for (const v of part) area += v;
-    if (area < 0.01 * mask.length * 0.2) continue;
+    if (area(part) < 0.01 * mask.length * 0.2) continue;
     const [a, b] = s === 'L' ? [shL, armL] : [shR, armR];
     const root = mid(a, b);
     const e = limbEnd(part, W, root);
     if (!e || e.length < 0.05 * h) continue;
     any = true;
     // The sleeve's mask reaches a little into the torso, so the parts meet without a seam.
-    masks[`sleeve${s}`] = dilate(part, W, H, 2).map((v, i) => v & mask[i]!);
+    masks[`sleeve${s}`] = intersect(dilate(part, W, H, 2), mask);
     strips[`sleeve${s}`] = straightStrip(part, W, H, root, e.end, len(sub(a, b)) / 2);
     lengths[`sleeve${s}`] = e.length;
   }

@@ -13,6 +13,7 @@ import { dilate } from '../../imaging/morphology.ts';
 import { polygonMask } from '../../imaging/polygon.ts';
 import { segmentDistance, shapeDistance, type Shape } from '../../steps/person-instance.ts';
 import { add, arm, armShapes, leg, len, lerp, mid, perp, sub, unit, type Body, type P } from './body.ts';
+import { andNot, intersect, union } from './masks.ts';
 
 export interface Strip {
   centre: P[];
@@ -142,12 +143,8 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
   const arms = shapesMask(armShapes(b, { upper: false }), W, H);
   const hands = shapesMask(armShapes(b, { upper: false, forearm: false }), W, H);
   const upperArms = shapesMask(armShapes(b, { forearm: false, hands: false }), W, H);
-  const armsAll = new Uint8Array(W * H);
-  const torsoAllowed = new Uint8Array(W * H);
-  for (let i = 0; i < armsAll.length; i++) {
-    armsAll[i] = arms[i] || upperArms[i] ? 1 : 0;
-    torsoAllowed[i] = instance[i] && !armsAll[i] ? 1 : 0;
-  }
+  const armsAll = union(arms, upperArms);
+  const torsoAllowed = andNot(instance, armsAll);
   const strips: Strips = {};
   const clips: BodyParts['clips'] = {};
   const hipRow = Math.min(b.L.hip[1], b.R.hip[1]);
@@ -184,18 +181,15 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
       return [half * (1 - 0.25 * k), half * (1 - 0.25 * k)];
     };
     let allowed = torsoAllowed;
-    if (type === 'dresses') {
-      allowed = new Uint8Array(W * H);
-      for (let i = 0; i < allowed.length; i++) allowed[i] = torsoAllowed[i] || (hull[i] && !armsAll[i]) ? 1 : 0;
-    }
+    // A dress's edges are measured on the instance or its row-filled hull, without the arms.
+    if (type === 'dresses') allowed = andNot(union(instance, hull), armsAll);
     strips.torso = measured(b.neck, down, length, TORSO_STATIONS, allowed, armsAll, 0.3 * size, 1.1 * size, sideShoulder);
     // Arms beside or in front of the torso stay out of it (a sleeve, if any, covers them).
     // The shoulder cap (the top quarter of the upper arm) is the torso's: the sleeve starts below
     // it, and cutting it out of both left the old clothing showing on top of the shoulder.
     const base = type === 'dresses' ? hull : grown;
     const lowArms = shapesMask((['L', 'R'] as const).map((s) => ({ a: lerp(b[s].shoulder, b[s].elbow, 0.3), b: b[s].elbow, r: 0.14 * size })), W, H);
-    clips.torso = new Uint8Array(W * H);
-    for (let i = 0; i < base.length; i++) if (base[i] && !arms[i] && !lowArms[i]) clips.torso[i] = 1;
+    clips.torso = andNot(base, arms, lowArms);
     for (const s of ['L', 'R'] as const) {
       const l = lengths[`sleeve${s}`];
       if (!l) continue;
@@ -233,13 +227,7 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
       }
       for (let i = 1; i < pts.length; i++) caps.push({ a: pts[i - 1]!, b: pts[i]!, r: i === 1 ? rArm : Math.max(rArm * 0.85, 1.1 * half[3]!) });
       // Never above the shoulder line (the torso part makes the shoulder's outline).
-      const capMask = shapesMask(caps, W, H);
-      const clip = new Uint8Array(W * H);
-      const sh = b[s].shoulder;
-      for (let y = 0, i = 0; y < H; y++) {
-        for (let x = 0; x < W; x++, i++) if (capMask[i] && grown[i] && (x - sh[0]) * down[0] + (y - sh[1]) * down[1] >= -0.02 * size) clip[i] = 1;
-      }
-      clips[`sleeve${s}`] = clip;
+      clips[`sleeve${s}`] = belowLine(intersect(shapesMask(caps, W, H), grown), W, H, b[s].shoulder, down, -0.02 * size);
     }
   } else {
     const waist = add(b.pelvis, down, -0.12 * b.tl);
@@ -247,13 +235,11 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
     if (skirtLike) {
       const kneeMid = mid(b.L.knee, b.R.knee);
       const dir = unit(sub(kneeMid, waist));
-      const skirtClip = new Uint8Array(W * H);
-      for (let i = 0; i < skirtClip.length; i++) skirtClip[i] = hull[i] && !arms[i] ? 1 : 0;
+      const skirtClip = andNot(hull, arms);
       strips.skirt = measured(waist, dir, lengths.skirt ?? 1.2 * b.tl, TORSO_STATIONS, skirtClip, arms, 0.3 * size, 1.2 * size);
       clips.skirt = skirtClip;
     } else {
-      const allowed = new Uint8Array(W * H);
-      for (let i = 0; i < allowed.length; i++) allowed[i] = instance[i] && !arms[i] ? 1 : 0;
+      const allowed = andNot(instance, arms);
       // The hips' outer edge is within ~1.1 hip-joint distances of the spine on a side (within 0.6
       // body sizes on a turned body): a walk that crosses a hand or reaches a neighbour's edge
       // otherwise widens the piece into a box.
@@ -264,8 +250,7 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
       const p = strips.pelvis, last = p.centre.length - 1;
       const outline: P[] = [add(p.left[0]!, down, -0.03 * size), ...p.left.slice(1, last), add(p.left[last]!, down, 0.08 * size), add(p.right[last]!, down, 0.08 * size), ...p.right.slice(1, last).reverse(), add(p.right[0]!, down, -0.03 * size)];
       const hull = polygonMask(outline, W, H);
-      clips.pelvis = new Uint8Array(W * H);
-      for (let i = 0; i < hull.length; i++) if (hull[i] && grown[i] && !arms[i]) clips.pelvis[i] = 1;
+      clips.pelvis = andNot(intersect(hull, grown), arms);
       for (const s of ['L', 'R'] as const) {
         const l = lengths[`leg${s}`];
         if (!l) continue;
@@ -290,9 +275,7 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
         const end = alongPolyline(chain, start + length).p;
         const caps: Shape[] = [{ a: chain[0]!, b: chain[1]!, r: Math.max(0.22 * ref, 1.1 * half[1]!) }];
         caps.push({ a: chain[1]!, b: start + length > len(sub(chain[1]!, chain[0]!)) ? end : chain[1]!, r: Math.max(0.16 * ref, 1.1 * half[3]!) });
-        const clip = shapesMask(caps, W, H);
-        for (let i = 0; i < clip.length; i++) if (clip[i] && (!grown[i] || arms[i])) clip[i] = 0;
-        clips[`leg${s}`] = clip;
+        clips[`leg${s}`] = andNot(intersect(shapesMask(caps, W, H), grown), arms);
       }
     }
   }
@@ -302,17 +285,30 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
   // uncovered became holes of background cut into a leg, and beside the legs the background is
   // most often another person standing next to the target (neighbours cut by the frame are not
   // segmented, so their clothes were copied in); it stays (tryon.json's old_clothing.left).
-  const band = new Uint8Array(W * H);
-  if (type === 'lower_body') return { strips, clips, arms, hands, band };
+  if (type === 'lower_body') return { strips, clips, arms, hands, band: new Uint8Array(W * H) };
   const top = add(b.neck, down, 0.05 * b.tl);
   const bottom = add(b.pelvis, down, type === 'upper_body' ? 0.1 * b.tl : 0.4 * b.tl);
   const span = Math.max(1, len(sub(bottom, top)));
+  return { strips, clips, arms, hands, band: bandMask(torsoAllowed, W, H, top, down, span) };
+}
+
+/** `mask` where a pixel lies at or past the line through `p` across `dir` (signed distance along `dir` >= `min`); in place. */
+function belowLine(mask: Uint8Array, W: number, H: number, p: P, dir: P, min: number): Uint8Array {
+  for (let y = 0, i = 0; y < H; y++) {
+    for (let x = 0; x < W; x++, i++) if (mask[i] && !((x - p[0]) * dir[0] + (y - p[1]) * dir[1] >= min)) mask[i] = 0;
+  }
+  return mask;
+}
+
+/** `allowed` (the instance without the arms) between `top` and `span` pixels down along `down`. */
+function bandMask(allowed: Uint8Array, W: number, H: number, top: P, down: P, span: number): Uint8Array {
+  const band = new Uint8Array(W * H);
   for (let y = 0, i = 0; y < H; y++) {
     for (let x = 0; x < W; x++, i++) {
-      if (!instance[i] || arms[i]) continue;
+      if (!allowed[i]) continue;
       const t = ((x - top[0]) * down[0] + (y - top[1]) * down[1]) / span;
-      if (t >= 0 && t <= 1 && !armsAll[i]) band[i] = 1;
+      if (t >= 0 && t <= 1) band[i] = 1;
     }
   }
-  return { strips, clips, arms, hands, band };
+  return band;
 }

@@ -40,8 +40,17 @@ export function maskBox(mask: Uint8Array, W: number, H: number): Region | null {
 
 const points = (s: Strip): P[] => [...s.centre, ...s.left, ...s.right];
 
-/** Runs the warp graph for one part: its premultiplied RGB and alpha over `region`, planar (4 planes). */
-export async function warpPart(warp: ModelSession, garment: RgbImage, partMask: Uint8Array, from: Strip, to: Strip, region: Region): Promise<Float32Array> {
+/** The warp graph's source tensor per garment picture (RGB planes, then the current part's mask). */
+const SOURCES = new WeakMap<RgbImage, Float32Array>();
+
+/**
+ * Runs the warp graph for one part over the part of `region` (its clip box) where the garment can
+ * land: its premultiplied RGB and alpha there, planar (4 planes), and that box. A clip box is
+ * often much larger than the garment on it (the torso's is the whole instance, legs included:
+ * most of a 1 MP photo's warp time went to pixels that sample nothing). The spline is still
+ * solved and evaluated in the clip box's own coordinates, so every pixel kept gets the same value.
+ */
+export async function warpPart(warp: ModelSession, garment: RgbImage, partMask: Uint8Array, from: Strip, to: Strip, region: Region): Promise<{ warped: Float32Array; region: Region }> {
   const { x: rx0, y: ry0, width: rw, height: rh } = region;
   const g = garment;
   const tn = (p: P): P => [(2 * (p[0] - rx0)) / rw - 1, (2 * (p[1] - ry0)) / rh - 1];
@@ -49,25 +58,31 @@ export async function warpPart(warp: ModelSession, garment: RgbImage, partMask: 
   const ctrl = points(to).map(tn);
   const tps = solveTps(ctrl, points(from).map(gn));
   const gn2 = g.width * g.height;
-  const source = new Float32Array(4 * gn2);
-  for (let i = 0; i < gn2; i++) {
-    for (let c = 0; c < 3; c++) source[c * gn2 + i] = g.data[3 * i + c]! / 255;
-    source[3 * gn2 + i] = partMask[i]!;
+  // The garment's RGB planes are the same for every part: made once per garment picture, and only
+  // the mask plane is written per part (the parts are warped one after another).
+  let source = SOURCES.get(g);
+  if (!source) {
+    source = new Float32Array(4 * gn2);
+    for (let i = 0; i < gn2; i++) for (let c = 0; c < 3; c++) source[c * gn2 + i] = g.data[3 * i + c]! / 255;
+    SOURCES.set(g, source);
   }
+  for (let i = 0; i < gn2; i++) source[3 * gn2 + i] = partMask[i]!;
   // The spline is smooth: it is evaluated every STEP pixels here and interpolated bilinearly (well
   // under a tenth of a pixel off), and the graph gets those source positions with an identity
   // spline. Evaluated per pixel in the graph it made [pixels x points x 2] tensors, most of the
   // warp stage's time on a 1 MP photo.
-  const target = sourcePositions(tps, ctrl, rw, rh);
+  const grid = lattice(tps, ctrl, rw, rh);
+  const box = landingBox(grid, maskBox(partMask, g.width, g.height), g.width, g.height) ?? { x: 0, y: 0, width: rw, height: rh };
+  const target = interpolate(grid, box);
   const out = await warp.run({
     source: { data: source, dims: [1, 4, g.height, g.width] },
-    target: { data: target, dims: [1, rh, rw, 2] },
+    target: { data: target, dims: [1, box.height, box.width, 2] },
     ctrl: { data: new Float32Array(2), dims: [1, 1, 2] },
     weights: { data: new Float32Array(2), dims: [1, 2] },
     linear: { data: Float32Array.of(1, 0, 0, 1), dims: [2, 2] },
     bias: { data: new Float32Array(2), dims: [2] },
   });
-  return out[warp.outputNames[0]!]!.data;
+  return { warped: out[warp.outputNames[0]!]!.data, region: { x: rx0 + box.x, y: ry0 + box.y, width: box.width, height: box.height } };
 }
 
 const STEP = 4;
@@ -79,6 +94,17 @@ const STEP = 4;
  * U(r2) = r2 log(r2 + 1e-9), p in region space [-1, 1].
  */
 export function sourcePositions(tps: { weights: Float32Array; linear: Float32Array; bias: Float32Array }, ctrl: P[], rw: number, rh: number): Float32Array {
+  return interpolate(lattice(tps, ctrl, rw, rh), { x: 0, y: 0, width: rw, height: rh });
+}
+
+/** The spline evaluated on the lattice of a rw x rh region: node columns xs, rows ys, interleaved x, y per node. */
+interface Lattice {
+  xs: number[];
+  ys: number[];
+  coarse: Float64Array;
+}
+
+function lattice(tps: { weights: Float32Array; linear: Float32Array; bias: Float32Array }, ctrl: P[], rw: number, rh: number): Lattice {
   const nodes = (n: number) => {
     const out: number[] = [];
     for (let v = 0; v < n - 1; v += STEP) out.push(v);
@@ -105,20 +131,76 @@ export function sourcePositions(tps: { weights: Float32Array; linear: Float32Arr
       coarse[2 * (gy * gw + gx) + 1] = sy;
     }
   }
-  const out = new Float32Array(rw * rh * 2);
-  for (let y = 0; y < rh; y++) {
-    const gy = Math.min(gh - 2, Math.floor(y / STEP)), y0 = ys[gy]!, y1 = ys[gy + 1] ?? y0;
-    const fy = y1 > y0 ? (y - y0) / (y1 - y0) : 0;
-    for (let x = 0; x < rw; x++) {
-      const gx = Math.min(gw - 2, Math.floor(x / STEP)), x0 = xs[gx]!, x1 = xs[gx + 1] ?? x0;
-      const fx = x1 > x0 ? (x - x0) / (x1 - x0) : 0;
-      const a = 2 * (gy * gw + gx), b = a + 2, c = a + 2 * gw, d = c + 2;
-      for (let k = 0; k < 2; k++) {
-        const top = coarse[a + k]! + (coarse[b + k]! - coarse[a + k]!) * fx;
-        const bottom = coarse[c + k]! + (coarse[d + k]! - coarse[c + k]!) * fx;
-        out[2 * (y * rw + x) + k] = top + (bottom - top) * fy;
+  return { xs, ys, coarse };
+}
+
+/**
+ * The box of lattice cells (in region pixels) whose source positions can reach the part's mask
+ * (`mask`, a box of garment pixels): null when every cell can (or none: the part then keeps its
+ * whole region, as before). A pixel's position is a convex combination of its cell's corners (the
+ * bilinear weights), so it lies in their bounding box; GridSample (bilinear, zeros outside,
+ * align_corners 0) reads source pixels floor(p) and floor(p) + 1 at pixel p = ((s + 1) W - 1) / 2,
+ * so a position more than one pixel outside the mask's box samples only zeros. Two pixels of
+ * margin cover the rounding.
+ */
+function landingBox(grid: Lattice, mask: Region | null, Wg: number, Hg: number): Region | null {
+  if (!mask) return null;
+  const { xs, ys, coarse } = grid;
+  const gw = xs.length, gh = ys.length;
+  const lo = [mask.x - 2, mask.y - 2], hi = [mask.x + mask.width - 1 + 2, mask.y + mask.height - 1 + 2], size = [Wg, Hg];
+  let x0 = Infinity, y0 = Infinity, x1 = -1, y1 = -1;
+  for (let gy = 0; gy + 1 < gh; gy++) {
+    for (let gx = 0; gx + 1 < gw; gx++) {
+      let live = true;
+      for (let k = 0; k < 2 && live; k++) {
+        const a = coarse[2 * (gy * gw + gx) + k]!, b = coarse[2 * (gy * gw + gx + 1) + k]!;
+        const c = coarse[2 * ((gy + 1) * gw + gx) + k]!, d = coarse[2 * ((gy + 1) * gw + gx + 1) + k]!;
+        const min = Math.min(a, b, c, d), max = Math.max(a, b, c, d);
+        // Not finite: kept (the graph decides what such a position samples).
+        if (!Number.isFinite(min) || !Number.isFinite(max)) break;
+        const pMin = ((min + 1) * size[k]! - 1) / 2, pMax = ((max + 1) * size[k]! - 1) / 2;
+        if (pMax < lo[k]! || pMin > hi[k]!) live = false;
       }
+      if (!live) continue;
+      x0 = Math.min(x0, xs[gx]!), x1 = Math.max(x1, xs[gx + 1]!);
+      y0 = Math.min(y0, ys[gy]!), y1 = Math.max(y1, ys[gy + 1]!);
     }
   }
+  if (x1 < 0 || (x0 === 0 && y0 === 0 && x1 === xs[gw - 1] && y1 === ys[gh - 1])) return null;
+  return { x: x0, y: y0, width: x1 - x0 + 1, height: y1 - y0 + 1 };
+}
+
+/** sourcePositions over `box` of the lattice's region (the region's own pixel coordinates). */
+function interpolate(grid: Lattice, box: Region): Float32Array {
+  const { xs, ys, coarse } = grid;
+  const gw = xs.length, gh = ys.length;
+  const { x: bx, y: by, width: bw, height: bh } = box;
+  // Each column's lattice cell and fraction, once (the same values for every row).
+  const cellX = new Int32Array(bw), fracX = new Float64Array(bw);
+  for (let x = bx; x < bx + bw; x++) {
+    const gx = Math.min(gw - 2, Math.floor(x / STEP)), x0 = xs[gx]!, x1 = xs[gx + 1] ?? x0;
+    cellX[x - bx] = gx;
+    fracX[x - bx] = x1 > x0 ? (x - x0) / (x1 - x0) : 0;
+  }
+  const out = new Float32Array(bw * bh * 2);
+  for (let y = by; y < by + bh; y++) {
+    const gy = Math.min(gh - 2, Math.floor(y / STEP)), y0 = ys[gy]!, y1 = ys[gy + 1] ?? y0;
+    const fy = y1 > y0 ? (y - y0) / (y1 - y0) : 0;
+    interpolateRow(coarse, gw, gy, cellX, fracX, fy, out, 2 * (y - by) * bw);
+  }
   return out;
+}
+
+/** One row of sourcePositions: bilinear between lattice rows gy and gy + 1 at fraction fy. */
+function interpolateRow(coarse: Float64Array, gw: number, gy: number, cellX: Int32Array, fracX: Float64Array, fy: number, out: Float32Array, at: number): void {
+  for (let x = 0; x < cellX.length; x++) {
+    const fx = fracX[x]!;
+    const a = 2 * (gy * gw + cellX[x]!), b = a + 2, c = a + 2 * gw, d = c + 2;
+    const top0 = coarse[a]! + (coarse[b]! - coarse[a]!) * fx;
+    const bottom0 = coarse[c]! + (coarse[d]! - coarse[c]!) * fx;
+    out[at + 2 * x] = top0 + (bottom0 - top0) * fy;
+    const top1 = coarse[a + 1]! + (coarse[b + 1]! - coarse[a + 1]!) * fx;
+    const bottom1 = coarse[c + 1]! + (coarse[d + 1]! - coarse[c + 1]!) * fx;
+    out[at + 2 * x + 1] = top1 + (bottom1 - top1) * fy;
+  }
 }
