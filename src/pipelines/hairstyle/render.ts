@@ -8,10 +8,10 @@
 import type { HairColor } from '../../domain/job.ts';
 import type { RgbImage } from '../../imaging/image.ts';
 import { dilate } from '../../imaging/morphology.ts';
-import { shadeRamp } from '../../steps/color.ts';
+import { HAIR_COLOR_TARGETS, labToSrgb, shadeRamp, srgbToLab } from '../../steps/color.ts';
 import { patchFill } from '../../steps/patch-fill.ts';
 import { frameU, frameV, type Anchors, type Frame } from './frame.ts';
-import { SHAVED_SIDES, TEMPLATES, wisp, type Template, type Variant } from './templates.ts';
+import { SHAVED_SIDES, TEMPLATES, hash2, noise1, noise2, type Template, type Variant } from './templates.ts';
 import type { Hairstyle } from '../../domain/job.ts';
 
 /** What the analysis of the chosen photo gives the renderer. */
@@ -41,6 +41,13 @@ export interface HairLayer {
   shadow: Float32Array;
   /** Share of the coverage that is shaved stubble (the Mohawk's sides): the person's own colour. */
   stubble: Float32Array;
+  /** Per-strand colour variation -1..1 (cooler and paler .. warmer and richer), where alpha > 0. */
+  tone: Float32Array;
+  /**
+   * Specular sheen 0..1: the light reflected off the strands' surface, not dyed by the pigment
+   * (so black hair shows its pale highlights, which a ramp of the colour's own lightness cannot).
+   */
+  sheen: Float32Array;
 }
 
 /** How the photo looks, measured on the face: the hair is lit, exposed and grained to match. */
@@ -55,16 +62,45 @@ export interface Look {
   natural: readonly [number, number, number];
 }
 
+const smoothstep = (e0: number, e1: number, x: number) => {
+  const t = Math.min(1, Math.max(0, (x - e0) / (e1 - e0)));
+  return t * t * (3 - 2 * t);
+};
+
+/**
+ * Draws one template into the layer. Per pixel, in the head frame (u, v; z towards the camera):
+ *   outline  the template's SDF pushed in and out by strand clumps (noise across the flow, slow
+ *            along it: clumped tips where strands end, straight sides where they run along) and,
+ *            near the outline, alpha that follows single strands (the thinner ones end first)
+ *   light    the hair's mass as an ellipsoid (Template.bulk) gives the normal; the strand tangent
+ *            is the flow lifted onto that surface; wrapped diffuse + Kajiya-Kay highlights (a sharp
+ *            primary and a broad secondary, each shifted per strand so the band breaks up), light
+ *            from the face's side and from above; occlusion towards the outline and in clump gaps
+ *   tone     per-strand colour variation (composite shifts chroma and hue by it)
+ * Only 8x8 blocks whose centre lies within reach of the outline are visited (most of the head's
+ * bounding box is empty for short styles).
+ */
 function rasterize(an: HeadAnalysis, look: Look, t: Template, p: Variant, layer: HairLayer, under: boolean): void {
   const { image, frame: f, anchors: a } = an;
   const W = image.width;
   const H = image.height;
   const px = 1 / f.scale;
-  // Edges: the outer silhouette over ~2 px plus fibres breaking it; the hairline on the forehead
-  // fades over ~3% of the face width, so skin shows between the first hairs.
-  const edge = Math.max(2.2 * px, 0.008);
-  const hairlineFade = 0.03;
+  // The outer silhouette's antialiasing band; the hairline on the forehead fades over ~3.5% of
+  // the face width, so skin shows between the first hairs.
+  const edge = Math.max(1.5 * px, 0.005);
+  const hairlineFade = 0.035;
   const ctx = { a, p, px, lightSide: look.lightSide };
+  // Light: from the side the face is lit from, and from above, towards the camera.
+  const l0 = 0.4 * look.lightSide, l1 = -0.7, l2 = 0.75;
+  const ln = Math.hypot(l0, l1, l2);
+  const Lx = l0 / ln, Ly = l1 / ln, Lz = l2 / ln;
+  const hn = Math.hypot(Lx, Ly, Lz + 1);
+  const Hx = Lx / hn, Hy = Ly / hn, Hz = (Lz + 1) / hn;
+  // Strands per frame unit: at most one per ~2.5 px (no moire on small faces).
+  const fibreF = Math.min(260, 0.4 / px);
+  const bcy = a.forehead + t.bulk.cy, brx = t.bulk.rx * p.volume, bry = t.bulk.ry * p.volume;
+  const reach = 2 * edge + hairlineFade + t.wisps;
+  const seed = p.seed;
   // Bounding box of the frame region any template can reach, in pixels.
   const corners = [
     [-1.25, a.forehead - 1.2],
@@ -76,37 +112,117 @@ function rasterize(an: HeadAnalysis, look: Look, t: Template, p: Variant, layer:
   const x1 = Math.min(W, Math.ceil(Math.max(...corners.map((c) => c[0]!))));
   const y0 = Math.max(0, Math.floor(Math.min(...corners.map((c) => c[1]!))));
   const y1 = Math.min(H, Math.ceil(Math.max(...corners.map((c) => c[1]!))));
-  for (let y = y0; y < y1; y++) {
-    for (let x = x0; x < x1; x++) {
-      const i = y * W + x;
-      // Never on the face; behind other people (their pixels, nearer their face than the target's).
-      if (an.protect[i] || (an.others[i] && an.person[i]! > 128)) continue;
-      const u = frameU(f, x + 0.5, y + 0.5), v = frameV(f, x + 0.5, y + 0.5);
-      const raw = t.sdf(u, v, ctx);
-      if (raw > 3 * edge + 0.03) continue;
-      // On the forehead (inside the face oval) the outline is the hairline: soft, no wisps.
-      const onForehead = Math.abs(u) < a.ovalHalfWidth(Math.max(v, a.forehead), u) + 0.02 && v > a.forehead - 0.08;
-      const d = onForehead ? raw : raw + wisp(t, u, v, p.seed);
-      const band = onForehead ? hairlineFade : edge;
-      if (d > band) continue;
-      const ramp = Math.min(1, Math.max(0, 0.5 - d / (2 * band)));
-      const s = Math.max(-1, Math.min(1, t.shade(u, v, ctx, -d)));
-      // Near the outline, darker strands thin out first: the edge breaks up along the strands.
-      const near = 1 - Math.min(1, Math.max(0, -d / (4 * band)));
-      const fibres = 1 - near * 0.6 * Math.max(0, -s);
-      const cover = ramp * fibres * t.opacity;
-      if (cover <= 0) continue;
-      if (under) {
-        // Below the main layer: only where that layer leaves room.
-        const room = 1 - layer.alpha[i]!;
-        const add = cover * room;
-        if (add <= 0) continue;
-        layer.shade[i] = (layer.shade[i]! * layer.alpha[i]! + s * add) / (layer.alpha[i]! + add);
-        layer.stubble[i] = (layer.stubble[i]! * layer.alpha[i]! + add) / (layer.alpha[i]! + add);
-        layer.alpha[i] = layer.alpha[i]! + add;
-      } else {
-        layer.alpha[i] = cover;
-        layer.shade[i] = s;
+  const B = 8;
+  const blockR = B * 0.75 * px;
+  for (let by = y0; by < y1; by += B) {
+    for (let bx = x0; bx < x1; bx += B) {
+      const cu = frameU(f, bx + B / 2, by + B / 2), cv = frameV(f, bx + B / 2, by + B / 2);
+      // The SDFs are distance bounds (min/max of distances): a block whose centre is farther than
+      // its radius plus the widest reach holds no hair.
+      if (t.sdf(cu, cv, ctx) > blockR + reach + 0.01) continue;
+      const yb = Math.min(y1, by + B), xb = Math.min(x1, bx + B);
+      for (let y = by; y < yb; y++) {
+        for (let x = bx; x < xb; x++) {
+          const i = y * W + x;
+          // Never on the face; behind other people (their pixels, nearer their face than the target's).
+          if (an.protect[i] || (an.others[i] && an.person[i]! > 128)) continue;
+          const u = frameU(f, x + 0.5, y + 0.5), v = frameV(f, x + 0.5, y + 0.5);
+          const raw = t.sdf(u, v, ctx);
+          if (raw > reach) continue;
+          const th = t.flow(u, v, ctx);
+          let cs = Math.cos(th), sn = Math.sin(th);
+          let across = u * cs - v * sn;
+          const along = u * sn + v * cs;
+          if (t.curl) {
+            // A strand keeps across + amp*sin(arg) constant: it swings across the flow, its
+            // tangent turning with the slope of that swing; each ringlet its own phase.
+            const ring = Math.floor(across * 26 + 0.6 * noise1(along * 4, seed + 29));
+            const arg = (along * 2 * Math.PI) / t.curl.period + 2 * Math.PI * hash2(ring, 0, seed + 31);
+            across += t.curl.amp * Math.sin(arg);
+            const slope = -((t.curl.amp * 2 * Math.PI) / t.curl.period) * Math.cos(arg);
+            const n = Math.hypot(1, slope);
+            // tangent = along axis (sn, cs) + slope * across axis (cs, -sn), normalised
+            const tu = (sn + slope * cs) / n, tv = (cs - slope * sn) / n;
+            sn = tu;
+            cs = tv;
+          }
+          // Clumps of strands (about 1/28 of the face width), and single fibres in them.
+          const clump = noise2(across * 28, along * 2.5, seed + 11) * 2 - 1;
+          const fibre = noise1(across * fibreF + 3 * noise1(along * 3, seed + 7), seed + 13);
+          // On the forehead (inside the face oval) near its top the outline is the hairline, where
+          // hair grows from: soft, fine hairs. Lower down it is a fringe's ends: clumped like any tips.
+          // Short styles' temples and sideburns beside the face are hairline too: hair grows there.
+          const onForehead =
+            (v < a.forehead + 0.09 && v > a.forehead - 0.08 && Math.abs(u) < a.ovalHalfWidth(Math.max(v, a.forehead), u) + 0.02) ||
+            (t.short && v > a.brows - 0.05 && Math.abs(u) < a.ovalHalfWidth(v, u) + 0.12);
+          const depthGuess = -raw;
+          const relief = t.shade(u, v, ctx, depthGuess);
+          // Clumped edges follow the strands; where the relief draws its own bundles (curls,
+          // ropes) the outline follows those: a ringlet's crease cuts in, its bulge stands out.
+          const lump = t.strands > 0 ? 0.75 * clump + 0.25 * (fibre * 2 - 1) : 0.8 * relief + 0.2 * (fibre * 2 - 1);
+          const d = onForehead ? raw - 0.01 * (fibre * 2 - 1) : raw - t.wisps * lump;
+          const band = onForehead ? hairlineFade : edge;
+          if (d > band) continue;
+          const ramp = Math.min(1, Math.max(0, 0.5 - d / (2 * band)));
+          // Near the outline the strands thin out one by one: alpha follows the fibres there.
+          const zone = Math.max(3 * band, 0.5 * t.wisps + edge);
+          const presence = (t.wisps === 0 || t.strands === 0) && !onForehead ? 1 : smoothstep(0, 1, (-d / zone) * 1.5 + fibre - 0.45);
+          const cover = ramp * presence * t.opacity;
+          if (cover <= 0) continue;
+          const depth = -d;
+          // Normal of the hair's mass; below its centre it hangs (a cylinder more than a sphere),
+          // and it turns away from the camera towards the outline.
+          const ex = u / brx;
+          let ey = (v - bcy) / bry;
+          if (ey > 0) ey *= 0.3;
+          let r2 = ex * ex + ey * ey;
+          const k2 = r2 > 0.94 ? Math.sqrt(0.94 / r2) : 1;
+          r2 = Math.min(r2, 0.94);
+          let nx = ex * k2, ny = ey * k2, nz = Math.sqrt(1 - r2) * (0.35 + 0.65 * smoothstep(0, 0.08, depth));
+          const nn = Math.hypot(nx, ny, nz);
+          nx /= nn;
+          ny /= nn;
+          nz /= nn;
+          // The strand's tangent: the flow lifted onto that surface.
+          let tx = sn, ty = cs;
+          let tz = -(tx * nx + ty * ny) / Math.max(nz, 0.3);
+          const tn = Math.hypot(tx, ty, tz);
+          tx /= tn;
+          ty /= tn;
+          tz /= tn;
+          // Kajiya-Kay: brightest where the tangent is perpendicular to the half vector; the
+          // tangent is shifted along the normal per strand so the band breaks into strands.
+          const jit = noise1(across * fibreF * 0.3, seed + 17) - 0.5 + 0.3 * clump;
+          const th1 = tx * Hx + ty * Hy + tz * Hz;
+          const tnH = nx * Hx + ny * Hy + nz * Hz;
+          const d1 = th1 + (-0.1 + 0.35 * jit) * tnH;
+          const d2 = th1 + (0.2 + 0.35 * jit) * tnH;
+          const spec = (Math.max(0, 1 - d1 * d1) ** 60 + 0.35 * Math.max(0, 1 - d2 * d2) ** 14) * smoothstep(-0.1, 0.3, nx * Lx + ny * Ly + nz * Lz);
+          const tl = tx * Lx + ty * Ly + tz * Lz;
+          const wrap = Math.max(0, (nx * Lx + ny * Ly + nz * Lz + 0.5) / 1.5);
+          const diffuse = wrap * (0.6 + 0.4 * Math.sqrt(Math.max(0, 1 - tl * tl)));
+          // Self-shadowing: thin hair at the outline and next to the face, the gaps between clumps.
+          const ao = (0.6 + 0.4 * smoothstep(0, 0.1, depth)) * (0.86 + 0.14 * clump);
+          const strandTex = 0.5 * (fibre * 2 - 1) + 0.3 * clump + 0.2 * (noise2(across * fibreF * 0.45, along * 6, seed + 5) * 2 - 1);
+          const gloss = t.gloss * p.shine * spec;
+          const s = Math.max(-1, Math.min(1, 1.7 * (diffuse * ao - 0.66) + 0.45 * t.strands * strandTex + relief + 0.6 * gloss));
+          const tone = 0.6 * (noise1(across * fibreF * 0.2, seed + 19) * 2 - 1) + 0.4 * clump;
+          if (under) {
+            // Below the main layer: only where that layer leaves room.
+            const room = 1 - layer.alpha[i]!;
+            const add = cover * room;
+            if (add <= 0) continue;
+            layer.shade[i] = (layer.shade[i]! * layer.alpha[i]! + s * add) / (layer.alpha[i]! + add);
+            layer.stubble[i] = (layer.stubble[i]! * layer.alpha[i]! + add) / (layer.alpha[i]! + add);
+            layer.alpha[i] = layer.alpha[i]! + add;
+          } else {
+            layer.alpha[i] = cover;
+            layer.shade[i] = s;
+            layer.tone[i] = tone;
+            // The sheen follows single fibres: some strands catch the light, the next ones not.
+            layer.sheen[i] = Math.min(1, gloss * (0.35 + 1.3 * fibre) * ao);
+          }
+        }
       }
     }
   }
@@ -115,37 +231,58 @@ function rasterize(an: HeadAnalysis, look: Look, t: Template, p: Variant, layer:
 /**
  * Contact shadow: the hair's coverage blurred (a box of ~4% of the face width) and moved ~2.5%
  * towards the chin, minus the hair itself: the shade the hair casts on the forehead, temples
- * and neck just below it.
+ * and neck just below it. Computed in the hair's bounding box (grown by the blur and the shift).
  */
 function castShadow(an: HeadAnalysis, layer: HairLayer): Float32Array {
   const { width: W, height: H } = an.image;
   const f = an.frame;
   const r = Math.max(1, Math.round(0.04 * f.scale));
-  // Integral image of alpha.
-  const S = new Float64Array((W + 1) * (H + 1));
+  const sx = Math.round(-0.025 * f.scale * -f.uy), sy = Math.round(-0.025 * f.scale * f.ux);
+  let bx0 = W, bx1 = -1, by0 = H, by1 = -1;
   for (let y = 0; y < H; y++) {
-    let row = 0;
+    const row = layer.alpha.subarray(y * W, (y + 1) * W);
+    let first = -1, last = -1;
     for (let x = 0; x < W; x++) {
-      row += layer.alpha[y * W + x]!;
-      S[(y + 1) * (W + 1) + x + 1] = S[y * (W + 1) + x + 1]! + row;
+      if (row[x]! > 0) {
+        if (first < 0) first = x;
+        last = x;
+      }
+    }
+    if (first < 0) continue;
+    bx0 = Math.min(bx0, first);
+    bx1 = Math.max(bx1, last);
+    by0 = Math.min(by0, y);
+    by1 = y;
+  }
+  const out = new Float32Array(W * H);
+  if (bx1 < 0) return out;
+  const m = r + Math.abs(sx) + Math.abs(sy) + 1;
+  const X0 = Math.max(0, bx0 - m), X1 = Math.min(W, bx1 + m + 1), Y0 = Math.max(0, by0 - m), Y1 = Math.min(H, by1 + m + 1);
+  const BW = X1 - X0, BH = Y1 - Y0;
+  // Integral image of alpha over the box.
+  const S = new Float64Array((BW + 1) * (BH + 1));
+  for (let y = 0; y < BH; y++) {
+    let row = 0;
+    for (let x = 0; x < BW; x++) {
+      row += layer.alpha[(y + Y0) * W + x + X0]!;
+      S[(y + 1) * (BW + 1) + x + 1] = S[y * (BW + 1) + x + 1]! + row;
     }
   }
   const box = (cx: number, cy: number) => {
-    const xa = Math.max(0, Math.min(W, cx - r)), xb = Math.max(0, Math.min(W, cx + r + 1));
-    const ya = Math.max(0, Math.min(H, cy - r)), yb = Math.max(0, Math.min(H, cy + r + 1));
-    const n = (xb - xa) * (yb - ya);
-    if (n <= 0) return 0;
-    return (S[yb * (W + 1) + xb]! - S[ya * (W + 1) + xb]! - S[yb * (W + 1) + xa]! + S[ya * (W + 1) + xa]!) / ((2 * r + 1) * (2 * r + 1));
+    const xa = Math.max(0, Math.min(BW, cx - r)), xb = Math.max(0, Math.min(BW, cx + r + 1));
+    const ya = Math.max(0, Math.min(BH, cy - r)), yb = Math.max(0, Math.min(BH, cy + r + 1));
+    if (xb <= xa || yb <= ya) return 0;
+    return (S[yb * (BW + 1) + xb]! - S[ya * (BW + 1) + xb]! - S[yb * (BW + 1) + xa]! + S[ya * (BW + 1) + xa]!) / ((2 * r + 1) * (2 * r + 1));
   };
-  // The shadow at p comes from the hair at p - shift (shift: towards the chin, along v).
-  const sx = Math.round(-0.025 * f.scale * -f.uy), sy = Math.round(-0.025 * f.scale * f.ux);
-  const out = new Float32Array(W * H);
-  for (let y = 0; y < H; y++) {
-    for (let x = 0; x < W; x++) {
+  // The shadow at p comes from the hair at p - shift (shift: towards the chin, along v); none on
+  // other people (they are in front of or beside the target, not under the hair), none on the
+  // protected face below the brows (kept exactly as it was).
+  for (let y = Y0; y < Y1; y++) {
+    for (let x = X0; x < X1; x++) {
       const i = y * W + x;
       const a = layer.alpha[i]!;
-      if (a >= 0.99) continue;
-      const b = box(x + sx, y + sy);
+      if (a >= 0.99 || an.others[i] || an.protect[i]) continue;
+      const b = box(x - X0 + sx, y - Y0 + sy);
       if (b > a) out[i] = b - a;
     }
   }
@@ -155,7 +292,7 @@ function castShadow(an: HeadAnalysis, layer: HairLayer): Float32Array {
 /** Draws a template for one variant. */
 export function renderHair(an: HeadAnalysis, look: Look, style: Hairstyle, p: Variant): HairLayer {
   const n = an.image.width * an.image.height;
-  const layer: HairLayer = { alpha: new Float32Array(n), shade: new Float32Array(n), shadow: new Float32Array(0), stubble: new Float32Array(n) };
+  const layer: HairLayer = { alpha: new Float32Array(n), shade: new Float32Array(n), shadow: new Float32Array(0), stubble: new Float32Array(n), tone: new Float32Array(n), sheen: new Float32Array(n) };
   rasterize(an, look, TEMPLATES[style], p, layer, false);
   if (style === 'Mohawk') rasterize(an, look, SHAVED_SIDES, p, layer, true);
   layer.shadow = castShadow(an, layer);
@@ -197,12 +334,35 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number): R
 }
 
 /**
+ * The colour's shade ramp with its hue turned by `dh` degrees, chroma scaled by `kc` and lightness
+ * moved by `dL`: the ends of the per-strand colour variation (real hair mixes paler, cooler
+ * strands with warmer, richer ones; grey and black vary by lightness alone).
+ */
+function tonedRamp(color: HairColor, dh: number, kc: number, dL: number): Uint8Array {
+  const t = HAIR_COLOR_TARGETS[color];
+  const [L0, a0, b0] = srgbToLab(...t.srgb);
+  const c = Math.cos((dh * Math.PI) / 180), s = Math.sin((dh * Math.PI) / 180);
+  const a1 = (a0 * c - b0 * s) * kc, b1 = (a0 * s + b0 * c) * kc;
+  const ramp = new Uint8Array(256 * 3);
+  for (let i = 0; i < 256; i++) {
+    const sh = i / 127.5 - 1;
+    const L = Math.min(98, Math.max(2, L0 + dL + sh * t.swing));
+    const k = 1 - 0.25 * Math.abs(sh) ** 2;
+    ramp.set(labToSrgb(L, a1 * k, b1 * k), 3 * i);
+  }
+  return ramp;
+}
+
+/**
  * The filled photo darkened by the hair's contact shadow, then the recoloured hair over it: the
- * colour ramp (CIE Lab, keeps light and dark strands) scaled to the photo's exposure, with grain
- * of the photo's own strength so the hair is not cleaner than the picture around it.
+ * colour ramp (CIE Lab, keeps light and dark strands) mixed per strand towards a warmer or a
+ * cooler ramp (layer.tone), scaled to the photo's exposure, with grain of the photo's own
+ * strength so the hair is not cleaner than the picture around it.
  */
 export function composite(base: RgbImage, layer: HairLayer, color: HairColor, look: Look, seed: number): RgbImage {
   const ramp = shadeRamp(color);
+  const warm = tonedRamp(color, 8, 1.2, -3);
+  const cool = tonedRamp(color, -8, 0.8, 3);
   const data = Uint8Array.from(base.data);
   let h = seed >>> 0;
   const noise = () => {
@@ -224,9 +384,21 @@ export function composite(base: RgbImage, layer: HairLayer, color: HairColor, lo
     const k = Math.round((layer.shade[i]! + 1) * 127.5);
     const g = a > 0 ? look.grain * 1.7 * noise() : 0;
     const st = layer.stubble[i]!;
+    const tone = layer.tone[i]!;
+    const other = tone >= 0 ? warm : cool;
+    const mix = Math.min(1, Math.abs(tone) * 0.7);
+    // The sheen: towards a pale, slightly tinted highlight (more of it shows on dark hair).
+    const gl = Math.min(0.42, 0.42 * layer.sheen[i]!) * (1 - st);
+    // The darkest strands darker than the ramp's own swing: real hair's gaps between strands and
+    // under the top layer are near black whatever the dye (the ramp alone read as painted); only
+    // the darkest, so the mass keeps its colour.
+    const sd = layer.shade[i]!;
+    const deep = sd < -0.8 ? 1 + 2 * (sd + 0.8) : 1;
     for (let c = 0; c < 3; c++) {
       const under = data[3 * i + c]! * dark;
-      const hair = (ramp[3 * k + c]! * (1 - st) + look.natural[c]! * (1 + 0.3 * layer.shade[i]!) * st) * look.exposure + g;
+      const pig = (ramp[3 * k + c]! * (1 - mix) + other[3 * k + c]! * mix) * deep;
+      const dyed = pig * (1 - gl) + (0.55 * 225 + 0.45 * Math.min(255, pig * 1.6 + 40)) * gl;
+      const hair = (dyed * (1 - st) + look.natural[c]! * (1 + 0.3 * layer.shade[i]!) * st) * look.exposure + g;
       data[3 * i + c] = Math.max(0, Math.min(255, Math.round(under * (1 - a) + hair * a)));
     }
   }

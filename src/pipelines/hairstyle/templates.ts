@@ -1,7 +1,12 @@
 // The 12 hairstyle templates, drawn procedurally in the canonical face frame (frame.ts):
 // u along the eye line, v towards the chin, one unit = the face width. Each template is
-//   sdf(u, v)    signed distance to its outline (negative inside), in frame units
-//   shade(u, v)  lightness offset in -1..1: strands, curls, braids, ropes or facets, plus light
+//   sdf(u, v)    signed distance to its outline (negative inside), in frame units: the hair's
+//                volume stands off the skull by a style-dependent amount (a few % of the face
+//                width for a buzz cut, far more for curls), never hugging it like a cap
+//   flow(u, v)   the direction the strands run at (u, v): the renderer draws strands, clumped
+//                edges and the anisotropic highlight along it
+//   shade(u, v)  the style's own relief in -1..1 (braids, ropes, curls, facets, layer steps);
+//                light, strands and self-shadowing are the renderer's (render.ts), shared by all
 //   opacity      below 1 for close-cropped styles, where the scalp shows through
 // Every template is also kept off the face: inside the face oval only above its fringe line.
 // Short styles reach down the temples to the ear tops (a cap that stops above them reads as a hat).
@@ -30,14 +35,35 @@ export interface TemplateContext {
   lightSide: number;
 }
 
+/** The hair's mass as an ellipsoid (frame units): the renderer's surface normals for light and highlight. */
+export interface Bulk {
+  /** Centre, v below the forehead top. */
+  cy: number;
+  rx: number;
+  ry: number;
+}
+
 export interface Template {
   name: Hairstyle;
   /** Close to the head: original hair outside its outline must be removed (no long hair left). */
   short: boolean;
   opacity: number;
-  /** Wispy outline: frame units of noise on the edge (0 for crisp styles). */
-  wisps?: number;
+  /** Clumped outline: frame units the strand clumps stick out or fall short of the outline by. */
+  wisps: number;
+  /** Weight of the plain strands along the flow (0 where the relief draws its own fibres). */
+  strands: number;
+  /** Strength of the anisotropic highlight (sleek hair 1, curls and ropes less, facets none). */
+  gloss: number;
+  bulk: Bulk;
+  /**
+   * Curled strands: each strand swings across its flow by `amp` (frame units) once per `period`
+   * along it, in phase within a ringlet (one clump of strands) and out of phase between ringlets:
+   * a corkscrew seen from the side, which the highlight breaks into the glints of curly hair.
+   */
+  curl?: { period: number; amp: number };
   sdf(u: number, v: number, c: TemplateContext): number;
+  /** Strand direction in radians: 0 runs down the v axis (to the chin), pi/2 along +u, pi up. */
+  flow(u: number, v: number, c: TemplateContext): number;
   shade(u: number, v: number, c: TemplateContext, depth: number): number;
 }
 
@@ -54,16 +80,16 @@ function hash(n: number): number {
   h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
   return ((h ^ (h >>> 16)) >>> 0) / 4294967296;
 }
-const hash2 = (x: number, y: number, s: number) => hash(Math.imul(x, 73856093) ^ Math.imul(y, 19349663) ^ Math.imul(s, 83492791));
+export const hash2 = (x: number, y: number, s: number) => hash(Math.imul(x, 73856093) ^ Math.imul(y, 19349663) ^ Math.imul(s, 83492791));
 /** 1-D value noise in 0..1. */
-function noise1(x: number, seed: number): number {
+export function noise1(x: number, seed: number): number {
   const i = Math.floor(x);
   const t = x - i;
   const w = t * t * (3 - 2 * t);
   return hash2(i, 0, seed) * (1 - w) + hash2(i + 1, 0, seed) * w;
 }
 /** 2-D value noise in 0..1. */
-function noise2(x: number, y: number, seed: number): number {
+export function noise2(x: number, y: number, seed: number): number {
   const i = Math.floor(x), j = Math.floor(y);
   const tx = x - i, ty = y - j;
   const wx = tx * tx * (3 - 2 * tx), wy = ty * ty * (3 - 2 * ty);
@@ -71,35 +97,27 @@ function noise2(x: number, y: number, seed: number): number {
   return (a * (1 - wx) + b * wx) * (1 - wy) + (c * (1 - wx) + d * wx) * wy;
 }
 /**
- * Strands running along `angle` (radians, 0 = down the v axis), -1..1: fibres (at most one per
- * ~2.5 pixels, so small faces get no moire), clumps of fibres, and per-strand lightness that
- * varies slowly along each strand (strands cross into light and out of it).
- */
-function strands(u: number, v: number, angle: number, seed: number, px: number): number {
-  const t = u * Math.cos(angle) - v * Math.sin(angle);
-  const along = u * Math.sin(angle) + v * Math.cos(angle);
-  const fibre = Math.min(260, 0.4 / px);
-  const bend = noise1(along * 3, seed + 7) * 6;
-  const fine = noise1(t * fibre + bend * (fibre / 260), seed) * 2 - 1;
-  const clump = noise1(t * 34 + along * 0.8, seed + 3) * 2 - 1;
-  const strandTone = noise2(t * fibre * 0.5, along * 6, seed + 5) * 2 - 1;
-  return 0.45 * fine + 0.35 * clump + 0.2 * strandTone;
-}
-/**
- * Curls, -1..1: the picture is tiled into jittered cells (Worley), each cell one ringlet: a spiral
- * of strands turning around its centre (lit on the side facing up, shadowed underneath), dark in
- * the creases where ringlets meet (distance to the nearest cell edge), fibres along the spiral.
+ * Curls, -1..1, as real curly hair looks from a step back: no two ringlets alike.
+ *   clumps    the mass breaks into curl clumps of uneven size (jittered cells over a warped
+ *             domain), each a rounded bundle lit on its upper side, dark in the creases between
+ *   coils     inside, the strands: contour lines of a noise field (loops and squiggles of a few
+ *             pixels' pitch, their spacing uneven), with a faint turn of the clump's own spiral
+ *   masses    large-scale light and shadow across the whole head of curls
  */
 function curls(u: number, v: number, freq: number, seed: number, px: number): number {
-  const x = u * freq, y = v * freq;
+  // Warp the domain so the clumps are neither round nor on a grid.
+  const wu = u + (0.45 / freq) * (noise2(u * freq * 0.6, v * freq * 0.6, seed + 5) * 2 - 1);
+  const wv = v + (0.45 / freq) * (noise2(u * freq * 0.6, v * freq * 0.6, seed + 6) * 2 - 1);
+  const x = wu * freq, y = wv * freq;
   const i = Math.floor(x), j = Math.floor(y);
   let d1 = 9, d2 = 9, bx = 0, by = 0, bh = 0;
   for (let dj = -1; dj <= 1; dj++) {
     for (let di = -1; di <= 1; di++) {
       const h = hash2(i + di, j + dj, seed);
-      const cx = i + di + 0.15 + 0.7 * h;
-      const cy = j + dj + 0.15 + 0.7 * hash2(i + di, j + dj, seed + 1);
-      const d = Math.hypot(x - cx, y - cy);
+      const cx = i + di + 0.1 + 0.8 * h;
+      const cy = j + dj + 0.1 + 0.8 * hash2(i + di, j + dj, seed + 1);
+      // Uneven clump sizes: a per-cell weight on the distance.
+      const d = Math.hypot(x - cx, y - cy) * (0.75 + 0.5 * hash2(i + di, j + dj, seed + 3));
       if (d < d1) {
         d2 = d1;
         d1 = d;
@@ -110,46 +128,51 @@ function curls(u: number, v: number, freq: number, seed: number, px: number): nu
     }
   }
   const theta = Math.atan2(by, bx);
-  const spiral = Math.cos(theta * 2 + d1 * 9 + bh * 6);
-  const lit = -0.35 * (by / (d1 + 1e-6)) * Math.min(1, d1 * 2);
-  const crease = -0.8 * (1 - smooth(0, 0.18, d2 - d1));
-  const fine = Math.min(1, 0.05 / (px * freq));
-  const fibre = (noise1((theta * 12 + d1 * 40) * Math.max(0.3, fine), seed + 2) * 2 - 1) * 0.35;
-  return clamp(0.35 * spiral + lit + crease + fibre, -1, 1);
+  // The coiled strands: a strand every ~3 px (never finer: no moire on small faces), as the
+  // contour lines of a two-octave noise field whose frequency is a few times the clumps'.
+  const f = freq * 3.2;
+  const n = noise2(u * f, v * f, seed + 7) + 0.5 * noise2(u * f * 2.1, v * f * 2.1, seed + 8);
+  const k = (2 * Math.PI) / (Math.max(3 * px, 0.004) * f * 1.2);
+  const coil = Math.sin(n * k + 0.6 * (bh > 0.5 ? theta : -theta) + d1 * 6);
+  const strands = coil * coil * 2 - 1;
+  // Each clump a rounded bundle: lit on its upper side, in shadow below and in the creases.
+  const lit = -0.3 * (by / (d1 + 1e-6)) * Math.min(1, d1 * 2.5);
+  const crease = -0.55 * (1 - smooth(0, 0.14, d2 - d1));
+  const spiral = 0.12 * Math.sin((bh > 0.5 ? theta : -theta) + d1 * (10 + 6 * bh));
+  const masses = 0.3 * (noise2(u * 3, v * 3, seed + 9) * 2 - 1);
+  return clamp(0.38 * strands + spiral + lit + crease + masses + 0.2 * (bh - 0.5) + 0.15, -1, 1);
 }
 const ellipse = (u: number, v: number, cx: number, cy: number, rx: number, ry: number) => (Math.hypot((u - cx) / rx, (v - cy) / ry) - 1) * Math.min(rx, ry);
 const union = (a: number, b: number) => Math.min(a, b);
 const intersect = (a: number, b: number) => Math.max(a, b);
 
-/** The head's skull cap (where hair grows), scaled by volume. */
-function cap(u: number, v: number, c: TemplateContext, extraX: number, extraTop: number, bottom: number): number {
+/**
+ * The skull (where hair grows: top about 0.55 face widths above the forehead landmark, as hair
+ * pulled tight shows on the development photos; half-width 0.58) grown by `lift` (the hair's thickness standing off it) on top and `side` at the temples,
+ * scaled by the variant's volume, cut at `bottom`.
+ */
+function cap(u: number, v: number, c: TemplateContext, side: number, lift: number, bottom: number): number {
   const { a, p } = c;
-  const cy = a.forehead + 0.22;
-  const rx = (0.56 + extraX) * p.volume;
-  const ry = (0.55 + extraTop) * p.volume;
+  const cy = a.forehead + 0.2;
+  const rx = (0.58 + side) * p.volume;
+  const ry = (0.75 + lift) * p.volume;
   return intersect(ellipse(u, v, 0, cy, rx, ry), v - bottom);
 }
 
 /**
- * Lighting shared by all styles: light from above and from the side the face is lit from, darker
- * towards the outline (the hair turns away) and the roots, and an anisotropic highlight: a band
- * across the strands on the crown, broken up by the strands themselves (Kajiya-Kay-like).
+ * Where short hair meets the face at the side: not a line above the ears (a cap stops there) but
+ * sideburns running down in front of the ears, beside the face oval, narrowing to `length` below
+ * the ear level; `width` beyond the oval at the temple. Union it with a cap cut above the ears.
  */
-function light(v: number, c: TemplateContext, depth: number, top: number, u = 0): number {
-  const fromTop = smooth(top, top + 1.6, v);
-  const rim = -0.55 * (1 - smooth(0, 0.05, depth));
-  const side = 0.3 * c.lightSide * clamp(u / 0.6, -1, 1);
-  const bandV = c.a.forehead - 0.1 + 0.06 * c.lightSide * u;
-  const band = c.p.shine * 0.55 * Math.exp(-(((v - bandV) / 0.05) ** 2)) * (0.6 + 0.4 * Math.cos(u * 2.2));
-  return 0.25 - 0.45 * fromTop + rim + band + side;
+function sideburns(u: number, v: number, c: TemplateContext, length: number, width: number): number {
+  const { a } = c;
+  const bottom = a.ears + length;
+  const w = width * (1 - 0.55 * smooth(a.ears - 0.2, bottom, v));
+  return Math.max(Math.abs(u) - (a.ovalHalfWidth(v, u) + w), v - bottom, a.ears - 0.35 - v);
 }
 
-/** The outline perturbation of a template at (u, v): fine fibres and tufts breaking the edge. */
-export function wisp(t: Template, u: number, v: number, seed: number): number {
-  const w = t.wisps ?? 0.012;
-  if (w === 0) return 0;
-  return w * (0.6 * (noise2(u * 90, v * 90, seed + 11) * 2 - 1) + 0.4 * (noise2(u * 18, v * 18, seed + 12) * 2 - 1));
-}
+/** Hair growing up and back from the face, spreading at the temples (strands from the hairline to the crown). */
+const sweptBack = (u: number) => Math.PI - clamp(u * 1.5, -1.25, 1.25);
 
 /** Keeps hair off the face: inside the oval only above `fringe` (a v line). SDF of the allowed area. */
 export function allowedArea(u: number, v: number, a: Anchors, fringe: number): number {
@@ -160,142 +183,207 @@ export function allowedArea(u: number, v: number, a: Anchors, fringe: number): n
 
 // --- the 12 templates ----------------------------------------------------------------------------
 const hairline = (a: Anchors) => a.forehead + 0.03;
+/** Parted hair: from the parting down each side, turning to fall straight below the ears. */
+const parted = (u: number, v: number, c: TemplateContext, fall: number) => {
+  const side = u < c.p.parting ? -1 : 1;
+  return side * 1.25 * smooth(c.a.ears + 0.05, c.a.forehead - 0.35, v) + side * fall;
+};
+const braidArc = (u: number, v: number, c: TemplateContext) => {
+  const cy = c.a.forehead + 0.2;
+  return { cy, r: Math.hypot(u / 0.6, (v - cy) / 0.77) };
+};
 
 export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
   'Braided Crown': {
     name: 'Braided Crown',
     short: true,
     opacity: 1,
+    wisps: 0.008,
+    strands: 1,
+    gloss: 0.9,
+    bulk: { cy: 0.2, rx: 0.66, ry: 0.81 },
     sdf(u, v, c) {
-      const sleek = cap(u, v, c, 0.02, -0.01, c.a.ears + 0.02);
-      // The braid: a band along an arc over the crown, from ear to ear.
-      const cy = c.a.forehead + 0.2;
-      const r = Math.hypot(u / 0.52, (v - cy) / 0.5);
-      const band = v < c.a.ears ? Math.abs(r - 1) * 0.5 - 0.065 : 1;
+      const sleek = union(cap(u, v, c, 0.02, 0.02, c.a.ears - 0.06), sideburns(u, v, c, 0.1, 0.05));
+      // The braid: a thick band along an arc over the crown, from ear to ear, standing off the head.
+      const { r } = braidArc(u, v, c);
+      const band = v < c.a.ears ? Math.abs(r - 1) * 0.6 - 0.08 : 1;
       return intersect(union(sleek, band), allowedArea(u, v, c.a, hairline(c.a)));
     },
-    shade(u, v, c, depth) {
-      const cy = c.a.forehead + 0.2;
-      const r = Math.hypot(u / 0.52, (v - cy) / 0.5);
-      const onBand = Math.abs(r - 1) * 0.5 < 0.065 && v < c.a.ears;
-      if (onBand) {
-        const s = Math.atan2(v - cy, u) * 9; // position along the arc
-        const across = (r - 1) * 0.5 / 0.065; // -1..1 across the band
-        const lobe = Math.abs(fract(s + (across > 0 ? 0.25 : -0.25) + across * 0.35) - 0.5) * 2; // plaited lobes
-        return 0.15 + 0.6 * (1 - lobe) - 0.5 * across * across + 0.25 * strands(u, v, s, c.p.seed, c.px);
-      }
-      // Hair swept back from the face.
-      return light(v, c, depth, c.a.forehead - 0.35, u) + 0.45 * strands(u, v, Math.atan2(u, 1) * 0.6, c.p.seed, c.px);
+    flow(u, v, c) {
+      const { cy, r } = braidArc(u, v, c);
+      if (Math.abs(r - 1) * 0.6 < 0.08 && v < c.a.ears) return Math.atan2(-(v - cy), u) + Math.PI / 2;
+      return sweptBack(u);
+    },
+    shade(u, v, c) {
+      const { cy, r } = braidArc(u, v, c);
+      if (!(Math.abs(r - 1) * 0.6 < 0.08 && v < c.a.ears)) return -0.05;
+      const s = Math.atan2(v - cy, u) * 9; // position along the arc
+      const across = ((r - 1) * 0.6) / 0.08; // -1..1 across the band
+      // Three strands plaited: lobes alternating from each side, each lobe a rounded bundle.
+      const lobe = Math.abs(fract(s + (across > 0 ? 0.25 : -0.25) + across * 0.45) - 0.5) * 2;
+      return 0.2 + 0.75 * (1 - lobe * lobe) - 0.9 * across * across * across * across - 0.35;
     },
   },
   'Long Layers': {
     name: 'Long Layers',
     short: false,
     opacity: 1,
+    wisps: 0.03,
+    strands: 1,
+    gloss: 1,
+    bulk: { cy: 0.25, rx: 0.72, ry: 0.85 },
     sdf(u, v, c) {
       const { a, p } = c;
-      const top = cap(u, v, c, 0.06, 0.03, a.ears);
-      const bottom = a.chin + 1.3 * p.volume - 0.22 * Math.abs(fract(u * 3.2 + p.phase) - 0.5) * 2;
-      const outer = (0.6 + 0.07 * (v - a.ears)) * p.volume;
-      const inner = v > a.chin - 0.1 ? 0.19 : 0;
+      const top = cap(u, v, c, 0.08, 0.07, a.ears);
+      // Layered ends: a comb of clumps, the longest in the middle of each side.
+      const bottom = a.chin + 1.2 * p.volume - 0.18 * Math.abs(fract(u * 3.2 + p.phase) - 0.5) * 2 - 0.12 * smooth(0.4, 0.75, Math.abs(u));
+      const outer = (0.64 + 0.1 * clamp(v - a.ears, 0, 1)) * p.volume;
+      const inner = v > a.chin - 0.1 ? 0.2 : 0;
       const curtains = Math.max(Math.abs(u) - outer, inner - Math.abs(u), v - bottom, a.ears - 0.35 - v);
       return intersect(union(top, curtains), allowedArea(u, v, a, hairline(a) + 0.04));
     },
-    shade(u, v, c, depth) {
-      const side = u < c.p.parting ? -1 : 1;
-      const angle = v < c.a.ears ? side * 0.9 * smooth(c.a.ears, c.a.forehead - 0.3, v) : side * 0.08;
-      return light(v, c, depth, c.a.forehead - 0.3, u) + 0.5 * strands(u, v, angle, c.p.seed, c.px) - 0.25 * Math.exp(-(((u - c.p.parting) / 0.015) ** 2)) * (v < c.a.brows ? 1 : 0);
+    flow(u, v, c) {
+      return parted(u, v, c, 0.06 * Math.sin(v * 5 + u * 3));
+    },
+    shade(u, v, c) {
+      // The parting line, and the layer steps: each layer's ends a little darker than the next.
+      const part = -0.5 * Math.exp(-(((u - c.p.parting) / 0.012) ** 2)) * (v < c.a.brows ? 1 : 0);
+      const layer = v > c.a.ears ? -0.15 * smooth(0.6, 1, fract((v - c.a.ears) * 2.2 + 0.3 * Math.sin(u * 9))) : 0;
+      return part + layer;
     },
   },
   'Buzz Cut': {
     name: 'Buzz Cut',
     short: true,
-    opacity: 0.92,
+    opacity: 0.9,
+    wisps: 0.004,
+    strands: 0.5,
+    gloss: 0.15,
+    bulk: { cy: 0.2, rx: 0.6, ry: 0.77 },
     sdf(u, v, c) {
-      return intersect(cap(u, v, c, 0.0, -0.02, c.a.ears + 0.02), allowedArea(u, v, c.a, hairline(c.a)));
+      return intersect(union(cap(u, v, c, 0.015, 0.03, c.a.ears - 0.06), sideburns(u, v, c, 0.12, 0.05)), allowedArea(u, v, c.a, hairline(c.a)));
     },
-    shade(u, v, c, depth) {
-      const stubble = noise2(u * Math.min(420, 0.5 / c.px), v * Math.min(420, 0.5 / c.px), c.p.seed) * 2 - 1;
-      return -0.2 + 0.35 * stubble + 0.5 * light(v, c, depth, c.a.forehead - 0.3, u);
+    flow(u, v, c) {
+      return Math.atan2(u, v - (c.a.forehead - 0.3));
+    },
+    shade(u, v, c) {
+      const f = Math.min(420, 0.5 / c.px);
+      return -0.25 + 0.45 * (noise2(u * f, v * f, c.p.seed) * 2 - 1);
     },
   },
   'Bowl Cut': {
     name: 'Bowl Cut',
     short: true,
     opacity: 1,
+    wisps: 0.012,
+    strands: 1,
+    gloss: 1,
+    bulk: { cy: 0.18, rx: 0.7, ry: 0.85 },
     sdf(u, v, c) {
       const { a } = c;
-      const bowl = cap(u, v, c, 0.1, 0.06, a.ears + 0.08);
+      const bowl = cap(u, v, c, 0.11, 0.1, a.ears + 0.08);
       // A straight fringe just above the brows.
       return intersect(bowl, allowedArea(u, v, a, a.brows - 0.03));
     },
-    shade(u, v, c, depth) {
-      const crown = c.a.forehead - 0.25;
-      const angle = Math.atan2(u, Math.max(0.05, v - crown)); // radiating from the crown
-      return light(v, c, depth, c.a.forehead - 0.4, u) + 0.5 * strands(u, v, angle, c.p.seed, c.px);
+    flow(u, v, c) {
+      return Math.atan2(u, Math.max(0.05, v - (c.a.forehead - 0.3))); // radiating from the crown
+    },
+    shade() {
+      return 0;
     },
   },
   Dreadlocks: {
     name: 'Dreadlocks',
     short: false,
     opacity: 1,
+    wisps: 0.006,
+    strands: 0.25,
+    gloss: 0.25,
+    bulk: { cy: 0.2, rx: 0.72, ry: 0.85 },
     sdf(u, v, c) {
       const { a, p } = c;
-      let d = cap(u, v, c, 0.06, 0.05, a.ears - 0.05);
-      const start = a.ears - 0.3;
+      let d = cap(u, v, c, 0.08, 0.09, a.ears - 0.05);
+      const start = a.ears - 0.35;
       for (let i = 0; i < 7; i++) {
         for (const side of [-1, 1]) {
-          const centre = side * (0.27 + 0.078 * i) * p.volume + 0.015 * Math.sin(v * 6 + i + p.phase);
-          const end = a.chin + (0.75 + 0.35 * hash2(i, side, p.seed)) * p.volume;
-          const rope = Math.max(Math.abs(u - centre) - 0.034, start - v, v - end);
+          const centre = side * (0.28 + 0.08 * i) * p.volume + 0.02 * Math.sin(v * 5 + i * 1.7 + p.phase * 6);
+          const end = a.chin + (0.7 + 0.4 * hash2(i, side, p.seed)) * p.volume;
+          // Ropes taper a little towards their ends.
+          const w = 0.046 - 0.01 * clamp((v - start) / (end - start));
+          const rope = Math.max(Math.abs(u - centre) - w, start - v, v - end + 0.5 * Math.max(0, Math.abs(u - centre) - 0.5 * w) - 0.01);
           d = union(d, rope);
         }
       }
       return intersect(d, allowedArea(u, v, a, hairline(a)));
     },
-    shade(u, v, c, depth) {
-      const local = fract((Math.abs(u) - 0.27) / 0.078 + 0.5) - 0.5; // -0.5..0.5 across a rope
-      const twist = Math.sin((v * 55 + local * 9) * Math.PI);
-      const cylinder = -0.7 * (local * 2) ** 2;
-      return light(v, c, depth, c.a.forehead - 0.35, u) * 0.6 + 0.35 * twist + cylinder + 0.2 * (noise2(u * 80, v * 80, c.p.seed) * 2 - 1);
+    flow(u, v, c) {
+      return v > c.a.ears - 0.35 ? 0.05 * Math.sin(v * 5) : Math.atan2(u, v - (c.a.forehead - 0.3));
+    },
+    shade(u, v, c) {
+      if (v < c.a.ears - 0.3) {
+        // The roots: the locks start in sections on the scalp, a grid of parted squares.
+        const gx = fract(Math.atan2(u, v - c.a.forehead - 0.2) * 4.5), gy = fract(Math.hypot(u, v - c.a.forehead - 0.2) * 9);
+        return 0.05 - 0.45 * (1 - smooth(0, 0.1, Math.min(gx, 1 - gx))) - 0.25 * (1 - smooth(0, 0.08, Math.min(gy, 1 - gy))) + 0.3 * (noise2(u * 70, v * 70, c.p.seed) * 2 - 1);
+      }
+      const pitch = 0.08 * c.p.volume;
+      const local = fract((Math.abs(u) - 0.28 * c.p.volume) / pitch + 0.5) - 0.5; // -0.5..0.5 across a rope
+      // Matted, twisted ropes: diagonal twist ridges, a rounded cross-section, felted noise.
+      const twist = Math.sin((v * 48 + local * 7 + hash2(Math.round((Math.abs(u) - 0.28) / pitch), 0, c.p.seed) * 6) * Math.PI);
+      const cylinder = -1.1 * (local * 2) ** 4;
+      return 0.1 + 0.35 * twist + cylinder + 0.3 * (noise2(u * 90, v * 90, c.p.seed) * 2 - 1);
     },
   },
   'Short Hair': {
     name: 'Short Hair',
     short: true,
     opacity: 1,
+    wisps: 0.016,
+    strands: 1,
+    gloss: 0.9,
+    bulk: { cy: 0.18, rx: 0.68, ry: 0.83 },
     sdf(u, v, c) {
       const { a, p } = c;
-      const crop = cap(u, v, c, 0.06, 0.05, a.ears + 0.1);
+      const crop = cap(u, v, c, 0.07, 0.09, a.ears + 0.1);
       // A fringe swept to one side, lower on that side.
       const sweep = p.parting <= 0 ? 1 : -1;
       const fringe = a.brows - 0.12 + 0.22 * clamp(sweep * u + 0.1, 0, 0.5);
       return intersect(crop, allowedArea(u, v, a, fringe));
     },
-    shade(u, v, c, depth) {
+    flow(u, v, c) {
       const sweep = c.p.parting <= 0 ? 1 : -1;
-      const angle = -sweep * 1.0 * smooth(c.a.ears, c.a.forehead - 0.2, v);
-      return light(v, c, depth, c.a.forehead - 0.35, u) + 0.5 * strands(u, v, angle, c.p.seed, c.px);
+      return -sweep * 1.1 * smooth(c.a.ears, c.a.forehead - 0.2, v) + 0.2 * u;
+    },
+    shade() {
+      return 0;
     },
   },
   'Bombshell Curls': {
     name: 'Bombshell Curls',
     short: false,
     opacity: 1,
+    wisps: 0.035,
+    strands: 1,
+    gloss: 0.7,
+    bulk: { cy: 0.45, rx: 0.95, ry: 1.1 },
+    curl: { period: 0.09, amp: 0.018 },
     sdf(u, v, c) {
       const { a, p } = c;
-      const top = a.forehead - 0.42 * p.volume;
+      const top = a.forehead - 0.72 * p.volume;
       const bottom = a.chin + 0.85 * p.volume;
       const cy = (top + bottom) / 2;
       const theta = Math.atan2(v - cy, u);
-      const bump = 0.03 * Math.sin(theta * 17 + p.phase * 6);
-      const body = ellipse(u, v, 0, cy, 0.86 * p.volume + bump, (bottom - top) / 2 + bump);
+      // Big curls: the outline is a ring of round lobes, one per curl at the edge.
+      const bump = 0.035 * Math.abs(Math.sin(theta * 9 + p.phase * 6)) + 0.02 * Math.sin(theta * 23 + p.phase * 3);
+      const body = ellipse(u, v, 0, cy, 0.92 * p.volume + bump, (bottom - top) / 2 + bump);
       // Open below the chin where the neck is (hair only beside it).
-      const neck = v > a.chin - 0.1 ? 0.21 - Math.abs(u) : -1;
+      const neck = v > a.chin - 0.1 ? 0.22 - Math.abs(u) : -1;
       return intersect(intersect(body, neck), allowedArea(u, v, a, hairline(a) + 0.05));
     },
-    shade(u, v, c, depth) {
-      return 0.7 * light(v, c, depth, c.a.forehead - 0.45, u) + 0.55 * curls(u, v, 9, c.p.seed, c.px);
+    flow(u, v, c) {
+      return parted(u, v, c, 0);
+    },
+    shade(u, v, c) {
+      return 0.4 * curls(u, v, 6.5, c.p.seed, c.px);
     },
   },
   Lowpoly: {
@@ -303,6 +391,9 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     short: false,
     opacity: 1,
     wisps: 0,
+    strands: 0,
+    gloss: 0,
+    bulk: { cy: 0.35, rx: 0.8, ry: 1 },
     sdf(u, v, c) {
       const { a, p } = c;
       // A bob whose outline is a polygon: straight edges between 11 vertices.
@@ -312,95 +403,131 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       const seg = Math.floor(((theta + Math.PI) / (2 * Math.PI)) * k);
       const t0 = (seg / k) * 2 * Math.PI - Math.PI;
       const t1 = ((seg + 1) / k) * 2 * Math.PI - Math.PI;
-      const r0 = 0.66 + 0.07 * hash2(seg, 1, p.seed);
-      const r1 = 0.66 + 0.07 * hash2((seg + 1) % k, 1, p.seed);
+      const r0 = 0.72 + 0.07 * hash2(seg, 1, p.seed);
+      const r1 = 0.72 + 0.07 * hash2((seg + 1) % k, 1, p.seed);
       const f = (theta - t0) / (t1 - t0);
       const r = (r0 * (1 - f) + r1 * f) * p.volume;
-      const body = Math.hypot(u, (v - cy) * 0.78) - r;
+      const body = Math.hypot(u, (v - cy) * 0.72) - r;
       const cut = v - (a.chin + 0.12);
       return intersect(intersect(body, cut), allowedArea(u, v, a, a.brows - 0.05));
     },
-    shade(u, v, c, depth) {
-      // Flat-shaded facets: a jittered triangle grid, one lightness per facet.
-      const x = u * 7, y = v * 7;
+    flow() {
+      return 0;
+    },
+    shade(u, v, c) {
+      // Flat-shaded facets: a jittered triangle grid, each facet a plane with its own normal, lit
+      // from the face's light side and from above.
+      const x = u * 7 + 0.5 * v * 7, y = v * 7;
       const i = Math.floor(x), j = Math.floor(y);
       const upper = x - i + (y - j) < 1 ? 0 : 1;
-      const facet = hash2(i * 2 + upper, j, c.p.seed) * 2 - 1;
-      return 0.55 * facet + 0.45 * light(v, c, Math.max(depth, 0.05), c.a.forehead - 0.4, u);
+      const nx = hash2(i * 2 + upper, j, c.p.seed) * 2 - 1;
+      const ny = hash2(i * 2 + upper, j, c.p.seed + 1) * 2 - 1;
+      return 0.6 * (0.7 * nx * c.lightSide - 0.6 * ny) + 0.25 * (hash2(i * 2 + upper, j, c.p.seed + 2) * 2 - 1);
     },
   },
   'Long Wave': {
     name: 'Long Wave',
     short: false,
     opacity: 1,
+    wisps: 0.03,
+    strands: 1,
+    gloss: 1,
+    bulk: { cy: 0.3, rx: 0.75, ry: 0.90 },
     sdf(u, v, c) {
       const { a, p } = c;
-      const top = cap(u, v, c, 0.07, 0.04, a.ears);
+      const top = cap(u, v, c, 0.09, 0.08, a.ears);
       const wave = 0.06 * Math.sin((v - a.ears) * 9 + p.phase * 4);
-      const outer = (0.63 + 0.05 * (v - a.ears)) * p.volume + wave;
+      const outer = (0.66 + 0.08 * clamp(v - a.ears, 0, 1)) * p.volume + wave;
       const inner = v > a.chin - 0.1 ? 0.2 + wave * 0.5 : 0;
-      const bottom = a.chin + 1.25 * p.volume + 0.05 * Math.sin(u * 12);
+      const bottom = a.chin + 1.2 * p.volume + 0.06 * Math.sin(u * 12);
       const curtains = Math.max(Math.abs(u) - outer, inner - Math.abs(u), v - bottom, a.ears - 0.35 - v);
       return intersect(union(top, curtains), allowedArea(u, v, a, hairline(a) + 0.04));
     },
-    shade(u, v, c, depth) {
-      const side = u < c.p.parting ? -1 : 1;
-      const angle = side * 0.05 + 0.45 * Math.cos((v - c.a.ears) * 9 + c.p.phase * 4);
-      const crest = 0.3 * Math.sin((v - c.a.ears) * 9 + c.p.phase * 4 + 1.2);
-      return light(v, c, depth, c.a.forehead - 0.3, u) + 0.42 * strands(u, v, angle, c.p.seed, c.px) + crest;
+    flow(u, v, c) {
+      const below = smooth(c.a.forehead - 0.1, c.a.ears, v);
+      return parted(u, v, c, 0) * (1 - below) + below * (u < c.p.parting ? -1 : 1) * 0.3 * Math.cos((v - c.a.ears) * 9 + c.p.phase * 4);
+    },
+    shade(u, v, c) {
+      // The crests and troughs of the waves, and the parting.
+      const crest = 0.22 * Math.sin((v - c.a.ears) * 9 + c.p.phase * 4 + 1.2) * smooth(c.a.forehead, c.a.ears, v);
+      return crest - 0.5 * Math.exp(-(((u - c.p.parting) / 0.012) ** 2)) * (v < c.a.brows ? 1 : 0);
     },
   },
   'Short Curly': {
     name: 'Short Curly',
     short: true,
     opacity: 1,
+    wisps: 0.025,
+    strands: 1,
+    gloss: 0.7,
+    bulk: { cy: 0.2, rx: 0.76, ry: 0.89 },
+    curl: { period: 0.05, amp: 0.011 },
     sdf(u, v, c) {
       const { a, p } = c;
       const cy = a.forehead + 0.2;
       const theta = Math.atan2(v - cy, u);
-      const bump = 0.025 * Math.sin(theta * 19 + p.phase * 5);
-      const crop = intersect(ellipse(u, v, 0, cy, 0.68 * p.volume + bump, 0.64 * p.volume + bump), v - a.ears);
+      const bump = 0.03 * Math.abs(Math.sin(theta * 13 + p.phase * 5));
+      const crop = union(intersect(ellipse(u, v, 0, cy, 0.74 * p.volume + bump, 0.88 * p.volume + bump), v - (a.ears - 0.04)), sideburns(u, v, c, 0.12, 0.09));
       return intersect(crop, allowedArea(u, v, a, a.brows - 0.1 + 0.02 * Math.sin(u * 40)));
     },
-    shade(u, v, c, depth) {
-      return 0.7 * light(v, c, depth, c.a.forehead - 0.45, u) + 0.6 * curls(u, v, 16, c.p.seed, c.px);
+    flow(u, v, c) {
+      return Math.atan2(u, Math.max(0.05, v - (c.a.forehead - 0.3)));
+    },
+    shade(u, v, c) {
+      return 0.4 * curls(u, v, 11, c.p.seed, c.px);
     },
   },
   Mohawk: {
     name: 'Mohawk',
     short: true,
     opacity: 1,
+    wisps: 0.02,
+    strands: 1,
+    gloss: 0.8,
+    bulk: { cy: 0.1, rx: 0.5, ry: 1.05 },
     sdf(u, v, c) {
       const { a, p } = c;
       // Only the central strip is hair; the shaved sides are drawn by the scalp layer (opacity below).
-      const top = a.forehead - 0.33 - 0.5 * p.volume;
-      const spikes = 0.06 * Math.abs(fract(u * 14 + p.phase) - 0.5) * 2;
+      const top = a.forehead - 0.55 - 0.42 * p.volume;
+      const spikes = 0.07 * Math.abs(fract(u * 14 + p.phase) - 0.5) * 2;
       // Along the head's midline: through the forehead top, bending back to the skull's centre.
       const m = a.midline * (1 - smooth(a.forehead, top, v));
       const w = Math.abs(u - m);
-      const strip = Math.max(w - (0.075 - 0.03 * smooth(a.forehead, top, v)), top + spikes - v, v - (a.forehead - 0.02));
-      const back = intersect(w - 0.075, cap(u, v, c, -0.01, 0, a.ears - 0.15));
+      const strip = Math.max(w - (0.12 - 0.04 * smooth(a.forehead, top, v)), top + spikes - v, v - (a.forehead - 0.02));
+      const back = intersect(w - 0.12, cap(u, v, c, 0, 0.05, a.ears - 0.15));
       return intersect(union(strip, back), allowedArea(u, v, a, hairline(a)));
     },
-    shade(u, v, c, depth) {
-      return light(v, c, depth, c.a.forehead - 0.9, u) + 0.5 * strands(u, v, u * 6, c.p.seed, c.px);
+    flow(u, v, c) {
+      const m = c.a.midline;
+      return Math.PI - clamp((u - m) * 5, -0.5, 0.5);
+    },
+    shade(u, v, c) {
+      // The raised part thins into spikes: more gaps between strands, less light through them.
+      return -0.35 * smooth(c.a.forehead - 0.3, c.a.forehead - 0.75, v);
     },
   },
   'Crew Cut': {
     name: 'Crew Cut',
     short: true,
     opacity: 1,
+    wisps: 0.01,
+    strands: 0.8,
+    gloss: 0.6,
+    bulk: { cy: 0.15, rx: 0.62, ry: 0.83 },
     sdf(u, v, c) {
       const { a } = c;
-      const sides = cap(u, v, c, 0.02, -0.01, a.ears + 0.02);
+      const sides = union(cap(u, v, c, -0.005, 0, a.ears - 0.06), sideburns(u, v, c, 0.12, 0.05));
       // The top stands up: a flattened dome over the front of the crown.
-      const top = intersect(ellipse(u, v, 0, a.forehead - 0.12, 0.42 * c.p.volume, 0.3 * c.p.volume), v - (a.forehead + 0.05));
+      const top = intersect(ellipse(u, v, 0, a.forehead - 0.22, 0.46 * c.p.volume, 0.5 * c.p.volume), v - (a.forehead + 0.05));
       return intersect(union(sides, top), allowedArea(u, v, a, hairline(a) - 0.02));
     },
-    shade(u, v, c, depth) {
-      const sideShadow = -0.3 * smooth(0.36, 0.5, Math.abs(u));
-      const upward = Math.PI + u * 1.2; // brushed up
-      return light(v, c, depth, c.a.forehead - 0.45, u) + 0.45 * strands(u, v, upward, c.p.seed, c.px) + sideShadow;
+    flow(u) {
+      // Brushed up on top, down and back on the clipped sides.
+      const onTop = 1 - smooth(0.3, 0.45, Math.abs(u));
+      return onTop * (Math.PI - u * 1.2) + (1 - onTop) * Math.sign(u) * 0.4;
+    },
+    shade(u) {
+      return -0.3 * smooth(0.36, 0.5, Math.abs(u));
     },
   },
 };
@@ -414,11 +541,18 @@ export const SHAVED_SIDES: Template = {
   name: 'Mohawk',
   short: true,
   opacity: 0.94,
+  wisps: 0.003,
+  strands: 0,
+  gloss: 0,
+  bulk: { cy: 0.2, rx: 0.6, ry: 0.77 },
   sdf(u, v, c) {
-    return intersect(cap(u, v, c, 0.0, -0.02, c.a.ears + 0.02), allowedArea(u, v, c.a, hairline(c.a)));
+    return intersect(union(cap(u, v, c, -0.025, -0.02, c.a.ears - 0.06), sideburns(u, v, c, 0.1, 0.04)), allowedArea(u, v, c.a, hairline(c.a)));
+  },
+  flow() {
+    return 0;
   },
   shade(u, v, c) {
-    return -0.3 + 0.3 * (noise2(u * Math.min(420, 0.5 / c.px), v * Math.min(420, 0.5 / c.px), c.p.seed) * 2 - 1);
+    return -0.2 + 0.3 * (noise2(u * Math.min(420, 0.5 / c.px), v * Math.min(420, 0.5 / c.px), c.p.seed) * 2 - 1);
   },
 };
 
