@@ -6,7 +6,7 @@
 import type { RgbImage } from '../../imaging/image.ts';
 import { patchFill } from '../../steps/patch-fill.ts';
 import { andNot, area, union } from './masks.ts';
-import type { PartName } from './parts.ts';
+import { cuffFade, type Cuff, type PartName } from './parts.ts';
 import type { Region } from './warp.ts';
 
 /**
@@ -78,7 +78,7 @@ export interface GarmentLayer {
 export const PART_ORDER: PartName[] = ['skirt', 'pelvis', 'torso', 'legL', 'legR', 'sleeveL', 'sleeveR'];
 
 /** One warped part (planar premultiplied RGB and alpha over `region`) on top of the layer, within `clip`. */
-function over(alpha: Float32Array, rgb: Float32Array, W: number, warped: Float32Array, region: Region, clip: Uint8Array): void {
+function over(alpha: Float32Array, rgb: Float32Array, W: number, warped: Float32Array, region: Region, clip: Uint8Array, cuff?: Cuff): void {
   const { x: rx0, y: ry0, width: rw, height: rh } = region;
   const plane = rw * rh;
   for (let y = 0; y < rh; y++) {
@@ -86,22 +86,24 @@ function over(alpha: Float32Array, rgb: Float32Array, W: number, warped: Float32
       const i = (y + ry0) * W + (x + rx0);
       const j = y * rw + x;
       if (!clip[i]) continue;
-      const a = Math.min(1, Math.max(0, warped[3 * plane + j]!));
+      // A sleeve fades out across its arm at its cuff (a soft edge, not the photo's hem warped).
+      const fade = cuff ? cuffFade(cuff, x + rx0 + 0.5, y + ry0 + 0.5) : 1;
+      const a = Math.min(1, Math.max(0, warped[3 * plane + j]!)) * fade;
       if (a <= 0.01) continue;
       // "over": this part on top of what is there.
       const keep = alpha[i]! * (1 - a);
       const na = a + keep;
-      for (let c = 0; c < 3; c++) rgb[3 * i + c] = (warped[c * plane + j]! + rgb[3 * i + c]! * keep) / na;
+      for (let c = 0; c < 3; c++) rgb[3 * i + c] = (warped[c * plane + j]! * fade + rgb[3 * i + c]! * keep) / na;
       alpha[i] = na;
     }
   }
 }
 
 /** Layers the warped parts (each clipped) and keeps `front` (face, hair, hands) uncovered. */
-export function layerParts(W: number, H: number, parts: Array<{ warped: Float32Array; region: Region; clip: Uint8Array }>, front: Uint8Array): GarmentLayer {
+export function layerParts(W: number, H: number, parts: Array<{ warped: Float32Array; region: Region; clip: Uint8Array; cuff?: Cuff }>, front: Uint8Array): GarmentLayer {
   const alpha = new Float32Array(W * H);
   const rgb = new Float32Array(W * H * 3);
-  for (const { warped, region, clip } of parts) over(alpha, rgb, W, warped, region, clip);
+  for (const { warped, region, clip, cuff } of parts) over(alpha, rgb, W, warped, region, clip, cuff);
   const soft = new Float32Array(W * H);
   if (!parts.length) return { alpha: soft, rgb };
   // Coverage is 0 outside the parts' regions: the front cut and the blur run on their box, grown

@@ -123,6 +123,28 @@ export interface BodyParts {
   hands: Uint8Array;
   /** Where old clothing may be replaced (the type's band of the body). */
   band: Uint8Array;
+  /** Sleeve ends: where each sleeve is cut across its arm (compose.ts fades it out there). */
+  cuffs: Partial<Record<PartName, Cuff>>;
+}
+
+/**
+ * A sleeve's end: the line through `at` across the arm's axis `dir` (pointing on down the arm).
+ * The sleeve fades out over `soft` pixels centred on that line, for pixels within `reach` of `at`
+ * (a bent arm's other segment may cross the line farther away).
+ */
+export interface Cuff {
+  at: P;
+  dir: P;
+  soft: number;
+  reach: number;
+}
+
+/** The sleeve's coverage factor of pixel (x, y) at its cuff: 1 before the line, 0 past it, a ramp of `soft` pixels between. */
+export function cuffFade(c: Cuff, x: number, y: number): number {
+  const dx = x - c.at[0], dy = y - c.at[1];
+  if (dx * dx + dy * dy > c.reach * c.reach) return 1;
+  const t = dx * c.dir[0] + dy * c.dir[1];
+  return Math.min(1, Math.max(0, 0.5 - t / c.soft));
 }
 
 /** Row-filled hull of a mask along `across` (gaps between the legs filled), within a band of rows. */
@@ -147,6 +169,7 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
   const torsoAllowed = andNot(instance, armsAll);
   const strips: Strips = {};
   const clips: BodyParts['clips'] = {};
+  const cuffs: BodyParts['cuffs'] = {};
   const hipRow = Math.min(b.L.hip[1], b.R.hip[1]);
   const hull = hullFill(grown, W, H, hipRow - 0.1 * b.tl);
 
@@ -199,35 +222,61 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
       // seam: on the body it starts a little down the arm with an upper arm's half-width, so the
       // sleeve's top corner lands on the shoulder's outline instead of standing above it.
       const start = Math.min(0.08 * size, 0.3 * full);
-      const length = Math.min(l, 1.08 * full - start);
+      // Where the sleeve ends (arc length from the shoulder): its cuff is cut there, across the
+      // arm, at 0.9 of the garment's sleeve. The product photo's sleeve end runs slanted to the
+      // sleeve's axis, so its nearer corner falls short of the axis' end; the last tenth
+      // overhangs the cut, and the cut, not the photo's hem, makes the sleeve's end.
+      const upper = len(sub(chain[1]!, chain[0]!));
+      let cut = start + 0.9 * Math.min(l, 1.08 * full - start);
+      // A short sleeve (one that ends above the elbow) ends on the upper arm at 40-70% of it from
+      // the shoulder (a garment's sleeve scaled from the product photo can end at the armpit or
+      // on the elbow); a long one at the wrist, never on the hand (the hands stay in front).
+      if (cut < 0.9 * upper) cut = Math.min(0.7 * upper, Math.max(0.4 * upper, cut));
+      cut = Math.min(cut, full - 0.02 * size);
+      const length = Math.max(0.05 * size, (cut - start) / 0.9);
       // Half-widths from the arm itself (the nearer edge across the arm's axis: the other side may
       // run on into the torso), a loose sleeve's 1.3x, within 0.07-0.15 of the body size counted
       // at most 1.1 shoulder widths (a turned body's size comes from its torso length, far wider
       // than its arms; the walk may also run on into a neighbour).
       const armRef = Math.min(size, 1.1 * b.sw);
+      const armHalf: number[] = [];
       const half = LIMB_STATIONS.map((f) => {
         const { p, d } = alongPolyline(chain, start + f * length);
         const n = perp(d);
         const a = edgeDistance(p, n, 0.3 * size, Math.round(0.02 * size), instance, null, W, H);
         const c = edgeDistance(p, [-n[0], -n[1]], 0.3 * size, Math.round(0.02 * size), instance, null, W, H);
         const m = Math.min(a ?? 0.15 * size, c ?? 0.15 * size);
+        armHalf.push(Math.min(0.15 * armRef, m));
         return Math.min((0.15 - 0.04 * f) * armRef, Math.max(0.07 * armRef, 1.3 * m));
       });
       strips[`sleeve${s}`] = limbStrip(chain, start, length, half);
-      const end = alongPolyline(chain, start + length).p;
+      const { p: at, d: dir } = alongPolyline(chain, cut);
+      // The cuff stands off the arm a little (a sleeve's opening is wider than the arm in it).
+      const cuffHalf = Math.max(1.1 * half[3]!, 1.25 * Math.max(armHalf[2]!, armHalf[3]!));
+      const soft = Math.max(2, 0.015 * size);
       const rArm = 1.1 * Math.max(half[0]!, half[1]!);
       const caps: Shape[] = [{ a: b[s].shoulder, b: b[s].shoulder, r: rArm }];
-      // The arm's capsule up to the sleeve's end (a short sleeve ends on the upper arm).
+      // The arm's capsule up to a little past the cut (the cut, not the capsule's round end, makes
+      // the sleeve's end).
+      const stop = cut + soft;
+      const end = alongPolyline(chain, stop).p;
       const pts = [chain[0]!];
       let acc = 0;
-      for (let i = 1; i < chain.length && acc < start + length; i++) {
+      for (let i = 1; i < chain.length && acc < stop; i++) {
         const seg = len(sub(chain[i]!, chain[i - 1]!));
-        pts.push(acc + seg > start + length ? end : chain[i]!);
+        pts.push(acc + seg > stop ? end : chain[i]!);
         acc += seg;
       }
-      for (let i = 1; i < pts.length; i++) caps.push({ a: pts[i - 1]!, b: pts[i]!, r: i === 1 ? rArm : Math.max(rArm * 0.85, 1.1 * half[3]!) });
+      for (let i = 1; i < pts.length; i++) caps.push({ a: pts[i - 1]!, b: pts[i]!, r: i === 1 ? rArm : Math.max(rArm * 0.85, cuffHalf) });
+      const cuff: Cuff = { at, dir: unit(dir), soft, reach: 1.5 * Math.max(rArm, cuffHalf) + soft };
+      cuffs[`sleeve${s}`] = cuff;
       // Never above the shoulder line (the torso part makes the shoulder's outline).
-      clips[`sleeve${s}`] = belowLine(intersect(shapesMask(caps, W, H), grown), W, H, b[s].shoulder, down, -0.02 * size);
+      const clip = belowLine(intersect(shapesMask(caps, W, H), grown), W, H, b[s].shoulder, down, -0.02 * size);
+      // Past the cuff's ramp nothing is drawn (only pixels within its reach can be past it).
+      const x0 = Math.max(0, Math.floor(at[0] - cuff.reach)), x1 = Math.min(W - 1, Math.ceil(at[0] + cuff.reach));
+      const y0 = Math.max(0, Math.floor(at[1] - cuff.reach)), y1 = Math.min(H - 1, Math.ceil(at[1] + cuff.reach));
+      for (let y = y0; y <= y1; y++) for (let x = x0; x <= x1; x++) if (clip[y * W + x] && cuffFade(cuff, x + 0.5, y + 0.5) <= 0) clip[y * W + x] = 0;
+      clips[`sleeve${s}`] = clip;
     }
   } else {
     const waist = add(b.pelvis, down, -0.12 * b.tl);
@@ -285,11 +334,11 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
   // uncovered became holes of background cut into a leg, and beside the legs the background is
   // most often another person standing next to the target (neighbours cut by the frame are not
   // segmented, so their clothes were copied in); it stays (tryon.json's old_clothing.left).
-  if (type === 'lower_body') return { strips, clips, arms, hands, band: new Uint8Array(W * H) };
+  if (type === 'lower_body') return { strips, clips, arms, hands, band: new Uint8Array(W * H), cuffs };
   const top = add(b.neck, down, 0.05 * b.tl);
   const bottom = add(b.pelvis, down, type === 'upper_body' ? 0.1 * b.tl : 0.4 * b.tl);
   const span = Math.max(1, len(sub(bottom, top)));
-  return { strips, clips, arms, hands, band: bandMask(torsoAllowed, W, H, top, down, span) };
+  return { strips, clips, arms, hands, band: bandMask(torsoAllowed, W, H, top, down, span), cuffs };
 }
 
 /** `mask` where a pixel lies at or past the line through `p` across `dir` (signed distance along `dir` >= `min`); in place. */

@@ -30,7 +30,7 @@ import { checkBody, type Body } from './body.ts';
 import { layerParts, PART_ORDER, removeUncovered, shadeAndBlend, type GarmentLayer } from './compose.ts';
 import { labOf, productMask, productParts, type GarmentParts } from './garment.ts';
 import { clothingMask, wornParts } from './garment-worn.ts';
-import { bodyParts, type BodyParts, type PartName } from './parts.ts';
+import { bodyParts, type BodyParts, type Cuff, type PartName } from './parts.ts';
 import { tryonSpec } from './spec.ts';
 import { andNot, area, intersect, notAbove, union } from './masks.ts';
 import { maskBox, warpPart, type Region } from './warp.ts';
@@ -43,7 +43,7 @@ export interface TryonRender {
   protect: Uint8Array;
   garment: { image: RgbImage; parts: GarmentParts; source: 'person' | 'product'; mask: Uint8Array };
   parts: BodyParts;
-  warped: Array<{ name: PartName; warped: Float32Array; region: Region; clip: Uint8Array }>;
+  warped: Array<{ name: PartName; warped: Float32Array; region: Region; clip: Uint8Array; cuff?: Cuff }>;
   layer: GarmentLayer;
   hole: Uint8Array;
   filled: number;
@@ -126,7 +126,7 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
     if (!from || !to || !clip || !mask) continue;
     const region = maskBox(clip, W, H);
     if (!region) continue;
-    warped.push({ name, ...(await t.infer('warp', () => warpPart(warp, garment.image, mask, from, to, region))), clip });
+    warped.push({ name, ...(await t.infer('warp', () => warpPart(warp, garment.image, mask, from, to, region))), clip, cuff: parts.cuffs[name] });
   }
 
   // Compose: face, hair and hands in front; old clothing removed where uncovered; the photo's light.
