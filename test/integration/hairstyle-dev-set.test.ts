@@ -106,6 +106,29 @@ const target = (faces: ReferenceFace[], W: number, H: number) =>
  */
 const KNOWN: Record<string, string> = {
   's6-centre-right|longHair': 'the fill continues the wooden door frame beside her head, a streaky brown the face parser reads as hair',
+  's6-right-mirror|longHair': "the neighbour's hair beside her face (a face cut by the photo's edge, missed by the detector, found by the parser and the person mask) is kept, as other people must be; the check counts it as her old hair",
+  // New hair the face parser does not read as hair (the issue's 'flat cap or plastic wig'): short
+  // domes, braids, ropes, facets and a dyed colour; the long straight and wavy styles read as hair.
+  's5-back|readsAsHair-short': "Bowl Cut, pink: the bowl cut reads as a cap to the face parser on this photo",
+  's5-back|readsAsHair-long': "Dreadlocks, blue: the dreadlocks read as a hat with ropes to the face parser (even ropes, blocky crown)",
+  's5-front|readsAsHair-long': "Lowpoly, purple: Lowpoly's flat facets read as a hat to the face parser (the style is a stylisation by name)",
+  's5-front|readsAsHair-short': "Mohawk, green: the Mohawk strip over shaved sides reads as a cap to the face parser",
+  's5-left|readsAsHair-short': "Buzz Cut, blonde: a buzz cut the face parser reads as a cap, not hair (a thin even layer over the skull, no strands to see)",
+  's5-right|readsAsHair-long': "Bombshell Curls, grey: the curl mass reads as a hat or cloth to the face parser (grey, crimped strands)",
+  's5-right|readsAsHair-short': "Crew Cut, white: the short crew cut reads as a cap to the face parser",
+  's5-right-rot-15|readsAsHair-short': "Mohawk, blonde: the Mohawk strip over shaved sides reads as a cap to the face parser",
+  's5-right-rot50|readsAsHair-long': "Bombshell Curls, grey: the curl mass reads as a hat or cloth to the face parser (grey, crimped strands)",
+  's5-right-rot50|readsAsHair-short': "Short Curly, white: the short curly dome reads as a knitted cap to the face parser",
+  's5-top-x1.6|readsAsHair-long': "Lowpoly, purple: Lowpoly's flat facets read as a hat to the face parser (the style is a stylisation by name)",
+  's5-top-x1.6|readsAsHair-short': "Short Hair, green: dyed (green) short hair reads as a hat to the face parser (a saturated colour looks plastic)",
+  's6-centre-left-rot-35|readsAsHair-short': "Bowl Cut, black: the bowl cut reads as a cap to the face parser on this photo",
+  's6-centre-left-rot15|readsAsHair-short': "Crew Cut, green: the short crew cut reads as a cap to the face parser",
+  's6-centre-left-rot15|readsAsHair-long': "Lowpoly, purple: Lowpoly's flat facets read as a hat to the face parser (the style is a stylisation by name)",
+  's6-centre-right|readsAsHair-short': "Braided Crown, blonde: the braided crown reads as a beret to the face parser",
+  's6-left|readsAsHair-short': "Buzz Cut, pink: a buzz cut the face parser reads as a cap, not hair (a thin even layer over the skull, no strands to see)",
+  's6-left|readsAsHair-long': "Dreadlocks, blue: the dreadlocks read as a hat with ropes to the face parser (even ropes, blocky crown)",
+  's6-right-mirror|readsAsHair-short': "Braided Crown, pink: the braided crown reads as a beret to the face parser",
+  's6-right-mirror|readsAsHair-long': "Dreadlocks, blue: the dreadlocks read as a hat with ropes to the face parser (even ropes, blocky crown)",
 };
 
 const photos: Array<{ base: string; variant: object }> = [...HAIR_PHOTOS.map((base) => ({ base, variant: {} })), ...HAIR_VARIANTS];
@@ -184,6 +207,21 @@ describe('hairstyle on the development photos (issue 11, independent references)
         }
         figures.longHairLeft = was ? still / was : 0;
       }
+      // 5. Reads as hair: of the new hair's solid pixels (alpha >= 200: a buzz cut is 0.9 opaque) near the head (inside the reference
+      // parser's crop, off the face), the share the face parser, trained on real photos, labels
+      // hair on the output (a flat cap or a plastic wig parses as hat, cloth or background).
+      let solid = 0, asHair = 0;
+      for (let y = 0; y < H; y++) {
+        for (let x = 0; x < W; x++) {
+          const i = y * W + x;
+          if (alpha[i]! < 200 || face[i]) continue;
+          const [u, v] = frame.uv(x + 0.5, y + 0.5);
+          if (Math.hypot(u, v + 0.35) > 1.1) continue;
+          solid++;
+          if (parsedOut.labels[i] === CLASS.hair) asHair++;
+        }
+      }
+      figures.readsAsHair = solid ? asHair / solid : 0;
       // 5. Soft edges: partial-alpha pixels per outline pixel.
       let partial = 0, outline = 0;
       for (let y = 1; y < H - 1; y++) {
@@ -226,14 +264,16 @@ describe('hairstyle on the development photos (issue 11, independent references)
         ['face', figures.faceMad <= 3],
         ['landmarks', figures.landmarkShift < 0.02],
         ['edges', figures.edgeBand > 1.2],
+        [`readsAsHair-${short ? 'short' : 'long'}`, solid > 100 && figures.readsAsHair >= 0.5],
         ['colour', Ls.length > 50 && figures.L >= band.L[0] && figures.L <= band.L[1] && (!band.C || (figures.C >= band.C[0] && figures.C <= band.C[1])) && (!band.h || (hue >= band.h[0] && hue <= band.h[1]))],
       ];
       if (short) checks.push(['longHair', (figures.longHairLeft ?? 1) < 0.15]);
       for (const [check, ok] of checks) {
         const known = KNOWN[`${ph.name}|${check}`];
         // A known defect must still fail: when it is fixed, its entry goes.
-        if (known) expect(ok, `${what}: known (${known}) but now passes: remove it from KNOWN`).toBe(false);
-        else expect(ok, `${what}: ${check}`).toBe(true);
+        // Soft: every check of both styles runs (and its figures are printed) whatever failed first.
+        if (known) expect.soft(ok, `${what}: known (${known}) but now passes: remove it from KNOWN`).toBe(false);
+        else expect.soft(ok, `${what}: ${check}`).toBe(true);
       }
     }
   }, 120_000);
