@@ -109,11 +109,9 @@ const KNOWN: Record<string, string> = {
   's6-right-mirror|longHair': "the neighbour's hair beside her face (a face cut by the photo's edge, missed by the detector, found by the parser and the person mask) is kept, as other people must be; the check counts it as her old hair",
   // New hair the face parser does not read as hair (the 'flat cap or plastic wig'): short
   // domes, braids, ropes, facets and a dyed colour; the long straight and wavy styles read as hair.
-  's5-back|readsAsHair-short': "Bowl Cut, pink: the bowl cut reads as a cap to the face parser on this photo",
   's5-back|readsAsHair-long': "Dreadlocks, blue: the dreadlocks read as a hat with ropes to the face parser (even ropes, blocky crown)",
   's5-front|readsAsHair-long': "Lowpoly, purple: Lowpoly's flat facets read as a hat to the face parser (the style is a stylisation by name)",
   's5-front|readsAsHair-short': "Mohawk, green: the Mohawk strip over shaved sides reads as a cap to the face parser",
-  's5-left|readsAsHair-short': "Buzz Cut, blonde: a buzz cut the face parser reads as a cap, not hair (a thin even layer over the skull, no strands to see)",
   's5-right|readsAsHair-long': "Bombshell Curls, grey: the curl mass reads as a hat or cloth to the face parser (grey, crimped strands)",
   's5-right|readsAsHair-short': "Crew Cut, white: the short crew cut reads as a cap to the face parser",
   's5-right-rot-15|readsAsHair-short': "Mohawk, blonde: the Mohawk strip over shaved sides reads as a cap to the face parser",
@@ -121,7 +119,6 @@ const KNOWN: Record<string, string> = {
   's5-right-rot50|readsAsHair-short': "Short Curly, white: the short curly dome reads as a knitted cap to the face parser",
   's5-top-x1.6|readsAsHair-long': "Lowpoly, purple: Lowpoly's flat facets read as a hat to the face parser (the style is a stylisation by name)",
   's5-top-x1.6|readsAsHair-short': "Short Hair, green: dyed (green) short hair reads as a hat to the face parser (a saturated colour looks plastic)",
-  's6-centre-left-rot-35|readsAsHair-short': "Bowl Cut, black: the bowl cut reads as a cap to the face parser on this photo",
   's6-centre-left-rot15|readsAsHair-short': "Crew Cut, green: the short crew cut reads as a cap to the face parser",
   's6-centre-left-rot15|readsAsHair-long': "Lowpoly, purple: Lowpoly's flat facets read as a hat to the face parser (the style is a stylisation by name)",
   's6-centre-right|readsAsHair-short': "Braided Crown, blonde: the braided crown reads as a beret to the face parser",

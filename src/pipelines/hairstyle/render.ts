@@ -205,7 +205,10 @@ function rasterize(an: HeadAnalysis, look: Look, t: Template, p: Variant, layer:
           const ao = (0.6 + 0.4 * smoothstep(0, 0.1, depth)) * (0.86 + 0.14 * clump);
           const strandTex = 0.5 * (fibre * 2 - 1) + 0.3 * clump + 0.2 * (noise2(across * fibreF * 0.45, along * 6, seed + 5) * 2 - 1);
           const gloss = t.gloss * p.shine * spec;
-          const s = Math.max(-1, Math.min(1, 1.7 * (diffuse * ao - 0.66) + 0.45 * t.strands * strandTex + relief + 0.6 * gloss));
+          // Short hair shows its strands more than its mass: each lies over the next at a steep angle,
+          // so the dark gaps between them break up the dome (a smooth one reads as a cap).
+          const texW = t.short ? 0.75 : 0.45;
+          const s = Math.max(-1, Math.min(1, 1.7 * (diffuse * ao - 0.66) + texW * t.strands * strandTex + relief + 0.6 * gloss));
           const tone = 0.6 * (noise1(across * fibreF * 0.2, seed + 19) * 2 - 1) + 0.4 * clump;
           if (under) {
             // Below the main layer: only where that layer leaves room.

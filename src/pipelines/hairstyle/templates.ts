@@ -255,20 +255,22 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
   'Buzz Cut': {
     name: 'Buzz Cut',
     short: true,
-    opacity: 0.9,
-    wisps: 0.004,
-    strands: 0.5,
-    gloss: 0.15,
+    opacity: 1,
+    wisps: 0.006,
+    strands: 1,
+    gloss: 0.55,
     bulk: { cy: 0.2, rx: 0.6, ry: 0.77 },
     sdf(u, v, c) {
       return intersect(union(cap(u, v, c, 0.015, 0.03, c.a.ears - 0.06), sideburns(u, v, c, 0.12, 0.05)), allowedArea(u, v, c.a, hairline(c.a)));
     },
     flow(u, v, c) {
-      return Math.atan2(u, v - (c.a.forehead - 0.3));
+      // From the whorl on the crown, behind the top of the head: seen from the front the strands
+      // run forward and down to the hairline, never out of a star on the forehead.
+      return Math.atan2(u, v - (c.a.forehead - 0.9));
     },
     shade(u, v, c) {
-      const f = Math.min(420, 0.5 / c.px);
-      return -0.25 + 0.45 * (noise2(u * f, v * f, c.p.seed) * 2 - 1);
+      // Clipped hair is mostly roots: darker than the ends, darkest where it thins at the sides.
+      return -0.15 - 0.2 * smooth(0.3, 0.55, Math.abs(u)) + 0.15 * (noise2(u * 18, v * 18, c.p.seed) * 2 - 1);
     },
   },
   'Bowl Cut': {
@@ -277,7 +279,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     opacity: 1,
     wisps: 0.012,
     strands: 1,
-    gloss: 1,
+    gloss: 0.6,
     bulk: { cy: 0.18, rx: 0.7, ry: 0.85 },
     sdf(u, v, c) {
       const { a } = c;
@@ -286,7 +288,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       return intersect(bowl, allowedArea(u, v, a, a.brows - 0.03));
     },
     flow(u, v, c) {
-      return Math.atan2(u, Math.max(0.05, v - (c.a.forehead - 0.3))); // radiating from the crown
+      return Math.atan2(u, v - (c.a.forehead - 0.9)); // from the whorl on the crown, out of view behind the top of the head
     },
     shade() {
       return 0;
@@ -510,9 +512,9 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     name: 'Crew Cut',
     short: true,
     opacity: 1,
-    wisps: 0.01,
-    strands: 0.8,
-    gloss: 0.6,
+    wisps: 0.012,
+    strands: 1,
+    gloss: 0.9,
     bulk: { cy: 0.15, rx: 0.62, ry: 0.83 },
     sdf(u, v, c) {
       const { a } = c;
