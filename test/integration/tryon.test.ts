@@ -219,9 +219,11 @@ beforeAll(async () => {
  * (s6-red-dress's spill, 5-7% before, is gone: the neighbour cut by the frame beside her hips is
  * now cut from the instance by BlazePose's own mask, which is sure only of its person.) Hands: the
  * garment's edge or the fill touches MoveNet's wrist discs on person-standing-mirror, s5-red-top
- * and person-standing. Trousers on s6-stripes (14% off the body): BlazePose puts her hips to the
- * right of the visible ones (she is turned), so the pelvis and the right leg land on her hand and
- * the neighbour beside it. (s5-top's face, MAD 67 before: the T-shirt was painted over the face of
+ * and person-standing. Trousers on s6-stripes (14% off the body, 4.8% changed away): the pelvis is
+ * now centred between her measured outline (BlazePose puts her hips to the right of the visible
+ * ones: she is turned) and nothing spills at her sides, but the reference body (MoveNet bones) has
+ * no thighs on this photo and ends 0.7 body sizes below her hips, while the trousers go on down her
+ * thighs to the frame's edge: those pixels count as off the body and as changed away. (s5-top's face, MAD 67 before: the T-shirt was painted over the face of
  * the woman sitting in front of the target, which the instance had given to the target; other
  * people's faces are now cut out of the instance, and the reference takes its face by the shared
  * target rule.)

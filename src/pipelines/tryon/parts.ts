@@ -282,18 +282,24 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
     const waist = add(b.pelvis, down, -0.12 * b.tl);
     const crotch = 0.3 * b.tl;
     if (skirtLike) {
-      const kneeMid = mid(b.L.knee, b.R.knee);
-      const dir = unit(sub(kneeMid, waist));
-      const skirtClip = andNot(hull, arms);
-      strips.skirt = measured(waist, dir, lengths.skirt ?? 1.2 * b.tl, TORSO_STATIONS, skirtClip, arms, 0.3 * size, 1.2 * size);
-      clips.skirt = skirtClip;
+      // The upper arms stop the walks too: an elbow held beside the waist is no hip.
+      strips.skirt = lowerStrip(b, waist, lengths.skirt ?? 1.2 * b.tl, TORSO_STATIONS, 0.3, andNot(instance, armsAll), armsAll);
+      // The skirt lands inside its own strip (a little past its sides and hem), on the instance's
+      // row-filled hull (between the legs too) without the arms in front: the hull alone reached
+      // from the hips to a hand held out beside them, and the strip box onto the background.
+      const k = strips.skirt, last = k.centre.length - 1;
+      const out = (q: P, c: P, by: number) => add(q, unit(sub(q, c)), by);
+      const outline: P[] = [
+        add(out(k.left[0]!, k.centre[0]!, 0.02 * size), down, -0.03 * size),
+        ...k.left.slice(1, last).map((q, i) => out(q, k.centre[i + 1]!, 0.02 * size)),
+        add(out(k.left[last]!, k.centre[last]!, 0.02 * size), down, 0.05 * size),
+        add(out(k.right[last]!, k.centre[last]!, 0.02 * size), down, 0.05 * size),
+        ...k.right.slice(1, last).map((q, i) => out(q, k.centre[i + 1]!, 0.02 * size)).reverse(),
+        add(out(k.right[0]!, k.centre[0]!, 0.02 * size), down, -0.03 * size),
+      ];
+      clips.skirt = andNot(intersect(polygonMask(outline, W, H), hull), arms);
     } else {
-      const allowed = andNot(instance, arms);
-      // The hips' outer edge is within ~1.1 hip-joint distances of the spine on a side (within 0.6
-      // body sizes on a turned body): a walk that crosses a hand or reaches a neighbour's edge
-      // otherwise widens the piece into a box.
-      const hipMax = Math.min(0.62 * size, Math.max(0.35 * size, 1.1 * len(sub(b.R.hip, b.L.hip))));
-      strips.pelvis = measured(waist, down, crotch, PELVIS_STATIONS, allowed, arms, 0.3 * size, hipMax);
+      strips.pelvis = lowerStrip(b, waist, crotch, PELVIS_STATIONS, 1, andNot(instance, armsAll), armsAll);
       // The pelvis lands inside its own strip (extended a little down into the legs), not wherever
       // the spline's extrapolation reaches on the instance.
       const p = strips.pelvis, last = p.centre.length - 1;
@@ -303,7 +309,10 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
       for (const s of ['L', 'R'] as const) {
         const l = lengths[`leg${s}`];
         if (!l) continue;
-        const chain = leg(b, s);
+        // The leg's root moves with the pelvis' measured middle (BlazePose's hips on a turned body
+        // sit off the visible ones), its knee by a third of that.
+        const shift = strips.pelvis.centre[last]![0] - add(waist, down, crotch)[0];
+        const chain = leg(b, s).map((q, i): P => [q[0] + shift * [1, 1 / 3, 0][i]!, q[1]]);
         const start = Math.min(0.6 * len(sub(chain[1]!, chain[0]!)), 0.18 * b.tl);
         const full = polylineLength(chain) - start;
         const length = Math.min(l, 1.1 * full);
@@ -339,6 +348,77 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
   const bottom = add(b.pelvis, down, type === 'upper_body' ? 0.1 * b.tl : 0.4 * b.tl);
   const span = Math.max(1, len(sub(bottom, top)));
   return { strips, clips, arms, hands, band: bandMask(torsoAllowed, W, H, top, down, span), cuffs };
+}
+
+/**
+ * The skirt's (or the trousers' pelvis') strip on the body, from `waist` for `length`; the
+ * stations down to `hips` (a fraction of it) are the hips. Its waistband runs along the line
+ * between the hip landmarks (tilted with the pelvis) and sags a little in the middle (the front of
+ * a waist seen from about its height); below, the stations turn across the line to the knees.
+ * Each station's edges are measured on `allowed` (the instance without the `arms`; see sideWalk)
+ * and its centre is the middle of its edges: on a turned body BlazePose's hips sit off the visible
+ * ones, and a strip centred on them put the skirt onto the background on one side. The waist is at
+ * most the hips' outline; below, the skirt reaches the instance's outline and stands off the legs
+ * by a tenth up to the hips' (a hand on the hip narrows the hips' measure, and the thigh below
+ * showed).
+ */
+function lowerStrip(b: Body, waist: P, length: number, stations: number[], hips: number, allowed: Uint8Array, arms: Uint8Array): Strip {
+  const { W, H, size, across, down } = b;
+  let hipDir = unit(sub(b.R.hip, b.L.hip));
+  if (hipDir[0] * across[0] + hipDir[1] * across[1] < 0.7) hipDir = across;
+  const dir = unit(sub(mid(b.L.knee, b.R.knee), waist));
+  let legAcross = perp(dir);
+  if (legAcross[0] * across[0] + legAcross[1] * across[1] < 0) legAcross = [-legAcross[0], -legAcross[1]];
+  // Half the hips' width at most: 0.5 body sizes, or 1.1 hip-joint distances up to 0.62 (a turned
+  // body's hip joints are close together, and its hips as wide as a front view's).
+  const hipMax = Math.min(0.62 * size, Math.max(0.5 * size, 1.1 * len(sub(b.R.hip, b.L.hip))));
+  const minHalf = 0.15 * size, gap = Math.round(0.04 * size);
+  /**
+   * Like edgeDistance with the arms skipped, except that past an arm only a body's worth of
+   * pixels (0.12 body sizes) counts: the sliver the instance takes beyond an arm hanging beside
+   * the hips (its fringe, a hand, a neighbour's edge) put the skirt onto the background, while an
+   * arm across the belly still has the hip beyond it.
+   */
+  const sideWalk = (c: P, u: P, max: number): number | null => {
+    let last: number | null = null, run = 0, beforeArm: number | null = null, past = 0;
+    for (let d = 0; d <= max; d += 1) {
+      const x = Math.round(c[0] + u[0] * d), y = Math.round(c[1] + u[1] * d);
+      if (x < 0 || y < 0 || x >= W || y >= H) return d;
+      const i = y * W + x;
+      if (allowed[i]) {
+        (last = d), (run = 0);
+        if (beforeArm !== null) past++;
+      } else if (arms[i]) {
+        if (last !== null && beforeArm === null) (beforeArm = last), (past = 0);
+      } else if (++run > gap) break;
+    }
+    return beforeArm !== null && past < 0.12 * size ? beforeArm : last;
+  };
+  const s: Strip = { centre: [], left: [], right: [] };
+  // How far the measured middle sits from the landmarks' line (carried down, so a lower station
+  // starts its walks on the body, not between the legs).
+  let shift = 0, outlineL = minHalf, outlineR = minHalf;
+  let prevL = 0.3 * size, prevR = 0.3 * size;
+  for (const f of stations) {
+    const u = unit(lerp(hipDir, legAcross, Math.min(1, f / 0.3)));
+    const c = add(add(waist, dir, f * length), u, shift);
+    // The cap is on the width, not on each side: the walks start off the body's middle.
+    const dl = sideWalk(c, [-u[0], -u[1]], 1.5 * hipMax);
+    const dr = sideWalk(c, u, 1.5 * hipMax);
+    let hl = Math.max(minHalf, dl ?? prevL), hr = Math.max(minHalf, dr ?? prevR);
+    const over = (hl + hr) / (2 * hipMax);
+    if (over > 1) (hl /= over), (hr /= over);
+    (prevL = hl), (prevR = hr);
+    if (f <= hips) (outlineL = Math.max(outlineL, hl)), (outlineR = Math.max(outlineR, hr));
+    else (hl = Math.max(hl, Math.min(outlineL, 1.1 * hl))), (hr = Math.max(hr, Math.min(outlineR, 1.1 * hr)));
+    const m = add(c, u, (hr - hl) / 2);
+    shift += (hr - hl) / 2;
+    const half = (hl + hr) / 2;
+    s.centre.push(f === 0 ? add(m, down, 0.03 * size) : m);
+    s.left.push(add(m, u, -half));
+    s.right.push(add(m, u, half));
+  }
+  return s;
 }
 
 /** `mask` where a pixel lies at or past the line through `p` across `dir` (signed distance along `dir` >= `min`); in place. */
