@@ -63,7 +63,7 @@ export class LostTaskSweeper {
     const statuses = await Promise.all(taskIds.map((id) => tasks.status(id)));
     const active = taskIds.filter((_, i) => statuses[i] === 'starting' || statuses[i] === 'processing');
     // Ended (or expired) records have no business in the index.
-    await Promise.all(taskIds.filter((id) => !active.includes(id)).map((id) => index.done(id)));
+    await index.doneMany(taskIds.filter((id) => !active.includes(id)));
     const fates = await queue.jobFates(active);
     let ended = 0;
     for (const [i, taskId] of active.entries()) {
