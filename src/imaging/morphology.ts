@@ -89,6 +89,8 @@ function morphFrame(mask: Uint8Array, W: number, H: number, r: number, pick: 0 |
 }
 export const dilate = (mask: Uint8Array, W: number, H: number, r: number): Uint8Array => morph(mask, W, H, r, 1);
 export const erode = (mask: Uint8Array, W: number, H: number, r: number): Uint8Array => morph(mask, W, H, r, 0);
+/** Closing: dilation then erosion by r (fills gaps and specks narrower than 2r + 1). */
+export const close = (mask: Uint8Array, W: number, H: number, r: number): Uint8Array => erode(dilate(mask, W, H, r), W, H, r);
 
 /**
  * Keeps the 8-connected parts of a 0/1 mask that touch `seed` (1 where a part must reach): the
@@ -121,4 +123,37 @@ export function componentsTouching(mask: Uint8Array, seed: Uint8Array, W: number
     }
   }
   return out;
+}
+
+/** Two-pass chamfer distance (3-4 weights, in thirds of a pixel) to the nearest pixel of `seed`. */
+export function chamfer(seed: Uint8Array, W: number, H: number): Uint32Array {
+  const d = new Uint32Array(W * H).fill(0xffffffff >>> 2);
+  for (let i = 0; i < d.length; i++) if (seed[i]) d[i] = 0;
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      const i = y * W + x;
+      let v = d[i]!;
+      if (x > 0) v = Math.min(v, d[i - 1]! + 3);
+      if (y > 0) {
+        v = Math.min(v, d[i - W]! + 3);
+        if (x > 0) v = Math.min(v, d[i - W - 1]! + 4);
+        if (x < W - 1) v = Math.min(v, d[i - W + 1]! + 4);
+      }
+      d[i] = v;
+    }
+  }
+  for (let y = H - 1; y >= 0; y--) {
+    for (let x = W - 1; x >= 0; x--) {
+      const i = y * W + x;
+      let v = d[i]!;
+      if (x < W - 1) v = Math.min(v, d[i + 1]! + 3);
+      if (y < H - 1) {
+        v = Math.min(v, d[i + W]! + 3);
+        if (x < W - 1) v = Math.min(v, d[i + W + 1]! + 4);
+        if (x > 0) v = Math.min(v, d[i + W - 1]! + 4);
+      }
+      d[i] = v;
+    }
+  }
+  return d;
 }

@@ -45,6 +45,29 @@ export function srgbToLab(r: number, g: number, b: number): [number, number, num
   return [116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)];
 }
 
+const LAB = new Map<number, [number, number, number]>();
+let lastKey = -1, lastLab: [number, number, number] = [0, 0, 0];
+/**
+ * srgbToLab memoized: a product photo has few distinct colours and a body band a few tens of
+ * thousands, each converted once (pow and cbrt per pixel were most of the try-on's garment stage);
+ * neighbouring pixels mostly share a colour, so the last one's answer is tried first. The memo is
+ * cleared when it grows past 2^20 colours. The array returned is shared: read it, never write it.
+ */
+export function labOf(r: number, g: number, b: number): [number, number, number] {
+  const key = (r << 16) | (g << 8) | b;
+  if (key === lastKey) return lastLab;
+  let v = LAB.get(key);
+  if (!v) {
+    if (LAB.size >= 1 << 20) LAB.clear();
+    LAB.set(key, (v = srgbToLab(r, g, b)));
+  }
+  (lastKey = key), (lastLab = v);
+  return v;
+}
+
+/** labOf of pixel i of interleaved RGB `data`. */
+export const labAt = (data: Uint8Array, i: number): [number, number, number] => labOf(data[3 * i]!, data[3 * i + 1]!, data[3 * i + 2]!);
+
 export function labToSrgb(L: number, a: number, b: number): [number, number, number] {
   const fy = (L + 16) / 116;
   const X = Xn * fInv(fy + a / 500);
@@ -65,20 +88,21 @@ export function lch(r: number, g: number, b: number): { L: number; C: number; h:
 
 /**
  * A lookup from shade (-1..1, 256 steps) to sRGB for one colour: the texture's lightness offsets
- * around the target, chroma eased off in the deepest shadows and brightest highlights.
+ * around the target, chroma eased off in the deepest shadows and brightest highlights. Optionally
+ * toned: hue turned by `dh` degrees, chroma scaled by `kc`, lightness moved by `dL` (the ends of
+ * the per-strand colour variation: real hair mixes paler, cooler strands with warmer, richer ones).
  */
-export function shadeRamp(color: HairColor): Uint8Array {
+export function shadeRamp(color: HairColor, dh = 0, kc = 1, dL = 0): Uint8Array {
   const t = HAIR_COLOR_TARGETS[color];
   const [L0, a0, b0] = srgbToLab(...t.srgb);
+  const c = Math.cos((dh * Math.PI) / 180), s = Math.sin((dh * Math.PI) / 180);
+  const a1 = (a0 * c - b0 * s) * kc, b1 = (a0 * s + b0 * c) * kc;
   const ramp = new Uint8Array(256 * 3);
   for (let i = 0; i < 256; i++) {
-    const s = i / 127.5 - 1;
-    const L = Math.min(98, Math.max(2, L0 + s * t.swing));
-    const k = 1 - 0.25 * Math.abs(s) ** 2;
-    const [r, g, b] = labToSrgb(L, a0 * k, b0 * k);
-    ramp[3 * i] = r;
-    ramp[3 * i + 1] = g;
-    ramp[3 * i + 2] = b;
+    const sh = i / 127.5 - 1;
+    const L = Math.min(98, Math.max(2, L0 + dL + sh * t.swing));
+    const k = 1 - 0.25 * Math.abs(sh) ** 2;
+    ramp.set(labToSrgb(L, a1 * k, b1 * k), 3 * i);
   }
   return ramp;
 }

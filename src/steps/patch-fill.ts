@@ -88,14 +88,16 @@ function validCentres(w: number, h: number, allowed: Uint8Array, r: number): Uin
 
 function makeLevel(w: number, h: number, img: Float32Array, hole: Uint8Array, source: Uint8Array, r: number): Level {
   const allowed = new Uint8Array(w * h);
-  for (let i = 0; i < allowed.length; i++) allowed[i] = !hole[i] && source[i] ? 1 : 0;
+  const care = new Uint8Array(w * h);
+  for (let i = 0; i < allowed.length; i++) {
+    allowed[i] = !hole[i] && source[i] ? 1 : 0;
+    care[i] = hole[i] || source[i] ? 1 : 0;
+  }
   const valid = validCentres(w, h, allowed, r);
   let n = 0;
   for (let i = 0; i < valid.length; i++) n += valid[i]!;
   const validList = new Int32Array(n);
   for (let i = 0, k = 0; i < valid.length; i++) if (valid[i]) validList[k++] = i;
-  const care = new Uint8Array(w * h);
-  for (let i = 0; i < care.length; i++) care[i] = hole[i] || allowed[i] ? 1 : 0;
   return { w, h, img, hole, valid, validList, care };
 }
 
@@ -130,11 +132,11 @@ function onionFill(L: Level): void {
   // wall behind it match the most skin-like place (a red painting) rather than the wall.
   const known = new Uint8Array(w * h);
   let left = 0;
-  const front0: number[] = [];
+  let front: number[] = [];
   let n0 = 0, r0 = 0, g0 = 0, b0 = 0;
   for (let i = 0; i < known.length; i++) {
     if (L.hole[i]) {
-      front0.push(i);
+      front.push(i);
       left++;
     } else if (L.care[i]) {
       known[i] = 1;
@@ -144,7 +146,6 @@ function onionFill(L: Level): void {
       n0++;
     }
   }
-  let front = front0;
   while (left > 0) {
     const next: number[] = [];
     const done: number[] = [];
@@ -398,6 +399,10 @@ function voteBuffers(L: Level): { slot: Int32Array; acc: Float32Array } {
   return { slot, acc: new Float32Array(4 * n) };
 }
 
+/** The 8 neighbours' offsets, the 4 direct ones first. */
+const NX = [-1, 1, 0, 0, -1, 1, -1, 1];
+const NY = [0, 0, -1, 1, -1, -1, 1, 1];
+
 /**
  * A level finer than the search cap: each hole pixel takes its parent's match, doubled and offset
  * like the child, where that is a known source pixel (always, but at the region's odd edges: a
@@ -456,9 +461,6 @@ function upsampleAndCopy(P: { w: number; h: number; img: Float32Array; hole: Uin
   }
   return field;
 }
-
-const NX = [-1, 1, 0, 0, -1, 1, -1, 1];
-const NY = [0, 0, -1, 1, -1, -1, 1, 1];
 
 function refreshDistances(L: Level, targets: Int32Array, nnf: Int32Array, dist: Float32Array, r: number): void {
   for (const t of targets) dist[t] = nnf[t]! >= 0 ? patchDistance(L, t, nnf[t]!, r, Infinity) : Infinity;

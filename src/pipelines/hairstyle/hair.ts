@@ -10,7 +10,7 @@
 //   segmentation  without BiSeNet: the person mask, off the face, near the head, hair-coloured;
 //                 under: background outside the person mask, the person elsewhere
 import type { RgbImage } from '../../imaging/image.ts';
-import { componentsTouching, dilate } from '../../imaging/morphology.ts';
+import { chamfer, componentsTouching, dilate } from '../../imaging/morphology.ts';
 import type { ModelSession } from '../../models/onnx.ts';
 import type { StageTimer } from '../../domain/stage-timer.ts';
 import { srgbToLab } from '../../steps/color.ts';
@@ -107,39 +107,6 @@ function unknownOf(under: Uint8Array): Uint8Array {
   const out = new Uint8Array(under.length);
   for (let i = 0; i < out.length; i++) out[i] = under[i] === 0 ? 1 : 0;
   return out;
-}
-
-/** Two-pass chamfer distance (3-4 weights, in thirds of a pixel) to the nearest pixel of `seed`. */
-function chamfer(seed: Uint8Array, W: number, H: number): Uint32Array {
-  const d = new Uint32Array(W * H).fill(0xffffffff >>> 2);
-  for (let i = 0; i < d.length; i++) if (seed[i]) d[i] = 0;
-  for (let y = 0; y < H; y++) {
-    for (let x = 0; x < W; x++) {
-      const i = y * W + x;
-      let v = d[i]!;
-      if (x > 0) v = Math.min(v, d[i - 1]! + 3);
-      if (y > 0) {
-        v = Math.min(v, d[i - W]! + 3);
-        if (x > 0) v = Math.min(v, d[i - W - 1]! + 4);
-        if (x < W - 1) v = Math.min(v, d[i - W + 1]! + 4);
-      }
-      d[i] = v;
-    }
-  }
-  for (let y = H - 1; y >= 0; y--) {
-    for (let x = W - 1; x >= 0; x--) {
-      const i = y * W + x;
-      let v = d[i]!;
-      if (x < W - 1) v = Math.min(v, d[i + 1]! + 3);
-      if (y < H - 1) {
-        v = Math.min(v, d[i + W]! + 3);
-        if (x < W - 1) v = Math.min(v, d[i + W + 1]! + 4);
-        if (x > 0) v = Math.min(v, d[i + W - 1]! + 4);
-      }
-      d[i] = v;
-    }
-  }
-  return d;
 }
 
 /**

@@ -8,10 +8,10 @@
 import type { HairColor } from '../../domain/job.ts';
 import type { RgbImage } from '../../imaging/image.ts';
 import { dilate } from '../../imaging/morphology.ts';
-import { HAIR_COLOR_TARGETS, labToSrgb, shadeRamp, srgbToLab } from '../../steps/color.ts';
+import { shadeRamp } from '../../steps/color.ts';
 import { patchFill } from '../../steps/patch-fill.ts';
 import { frameU, frameV, type Anchors, type Frame } from './frame.ts';
-import { SHAVED_SIDES, TEMPLATES, hash2, noise1, noise2, type Template, type Variant } from './templates.ts';
+import { SHAVED_SIDES, TEMPLATES, hash2, noise1, noise2, smooth, type Template, type Variant } from './templates.ts';
 import type { Hairstyle } from '../../domain/job.ts';
 
 /** What the analysis of the chosen photo gives the renderer. */
@@ -61,11 +61,6 @@ export interface Look {
   /** What shaved stubble shows: the scalp through the person's own hair (sRGB, from the face and old hair). */
   natural: readonly [number, number, number];
 }
-
-const smoothstep = (e0: number, e1: number, x: number) => {
-  const t = Math.min(1, Math.max(0, (x - e0) / (e1 - e0)));
-  return t * t * (3 - 2 * t);
-};
 
 /**
  * Draws one template into the layer. Per pixel, in the head frame (u, v; z towards the camera):
@@ -166,7 +161,7 @@ function rasterize(an: HeadAnalysis, look: Look, t: Template, p: Variant, layer:
           const ramp = Math.min(1, Math.max(0, 0.5 - d / (2 * band)));
           // Near the outline the strands thin out one by one: alpha follows the fibres there.
           const zone = Math.max(3 * band, 0.5 * t.wisps + edge);
-          const presence = (t.wisps === 0 || t.strands === 0) && !onForehead ? 1 : smoothstep(0, 1, (-d / zone) * 1.5 + fibre - 0.45);
+          const presence = (t.wisps === 0 || t.strands === 0) && !onForehead ? 1 : smooth(0, 1, (-d / zone) * 1.5 + fibre - 0.45);
           const cover = ramp * presence * t.opacity;
           if (cover <= 0) continue;
           const depth = -d;
@@ -178,7 +173,7 @@ function rasterize(an: HeadAnalysis, look: Look, t: Template, p: Variant, layer:
           let r2 = ex * ex + ey * ey;
           const k2 = r2 > 0.94 ? Math.sqrt(0.94 / r2) : 1;
           r2 = Math.min(r2, 0.94);
-          let nx = ex * k2, ny = ey * k2, nz = Math.sqrt(1 - r2) * (0.35 + 0.65 * smoothstep(0, 0.08, depth));
+          let nx = ex * k2, ny = ey * k2, nz = Math.sqrt(1 - r2) * (0.35 + 0.65 * smooth(0, 0.08, depth));
           const nn = Math.hypot(nx, ny, nz);
           nx /= nn;
           ny /= nn;
@@ -197,12 +192,12 @@ function rasterize(an: HeadAnalysis, look: Look, t: Template, p: Variant, layer:
           const tnH = nx * Hx + ny * Hy + nz * Hz;
           const d1 = th1 + (-0.1 + 0.35 * jit) * tnH;
           const d2 = th1 + (0.2 + 0.35 * jit) * tnH;
-          const spec = (Math.max(0, 1 - d1 * d1) ** 60 + 0.35 * Math.max(0, 1 - d2 * d2) ** 14) * smoothstep(-0.1, 0.3, nx * Lx + ny * Ly + nz * Lz);
+          const spec = (Math.max(0, 1 - d1 * d1) ** 60 + 0.35 * Math.max(0, 1 - d2 * d2) ** 14) * smooth(-0.1, 0.3, nx * Lx + ny * Ly + nz * Lz);
           const tl = tx * Lx + ty * Ly + tz * Lz;
           const wrap = Math.max(0, (nx * Lx + ny * Ly + nz * Lz + 0.5) / 1.5);
           const diffuse = wrap * (0.6 + 0.4 * Math.sqrt(Math.max(0, 1 - tl * tl)));
           // Self-shadowing: thin hair at the outline and next to the face, the gaps between clumps.
-          const ao = (0.6 + 0.4 * smoothstep(0, 0.1, depth)) * (0.86 + 0.14 * clump);
+          const ao = (0.6 + 0.4 * smooth(0, 0.1, depth)) * (0.86 + 0.14 * clump);
           const strandTex = 0.5 * (fibre * 2 - 1) + 0.3 * clump + 0.2 * (noise2(across * fibreF * 0.45, along * 6, seed + 5) * 2 - 1);
           const gloss = t.gloss * p.shine * spec;
           // Short hair shows its strands more than its mass: each lies over the next at a steep angle,
@@ -337,26 +332,6 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number): R
 }
 
 /**
- * The colour's shade ramp with its hue turned by `dh` degrees, chroma scaled by `kc` and lightness
- * moved by `dL`: the ends of the per-strand colour variation (real hair mixes paler, cooler
- * strands with warmer, richer ones; grey and black vary by lightness alone).
- */
-function tonedRamp(color: HairColor, dh: number, kc: number, dL: number): Uint8Array {
-  const t = HAIR_COLOR_TARGETS[color];
-  const [L0, a0, b0] = srgbToLab(...t.srgb);
-  const c = Math.cos((dh * Math.PI) / 180), s = Math.sin((dh * Math.PI) / 180);
-  const a1 = (a0 * c - b0 * s) * kc, b1 = (a0 * s + b0 * c) * kc;
-  const ramp = new Uint8Array(256 * 3);
-  for (let i = 0; i < 256; i++) {
-    const sh = i / 127.5 - 1;
-    const L = Math.min(98, Math.max(2, L0 + dL + sh * t.swing));
-    const k = 1 - 0.25 * Math.abs(sh) ** 2;
-    ramp.set(labToSrgb(L, a1 * k, b1 * k), 3 * i);
-  }
-  return ramp;
-}
-
-/**
  * The filled photo darkened by the hair's contact shadow, then the recoloured hair over it: the
  * colour ramp (CIE Lab, keeps light and dark strands) mixed per strand towards a warmer or a
  * cooler ramp (layer.tone), scaled to the photo's exposure, with grain of the photo's own
@@ -364,8 +339,9 @@ function tonedRamp(color: HairColor, dh: number, kc: number, dL: number): Uint8A
  */
 export function composite(base: RgbImage, layer: HairLayer, color: HairColor, look: Look, seed: number): RgbImage {
   const ramp = shadeRamp(color);
-  const warm = tonedRamp(color, 8, 1.2, -3);
-  const cool = tonedRamp(color, -8, 0.8, 3);
+  // The ends of the per-strand colour variation (grey and black vary by lightness alone).
+  const warm = shadeRamp(color, 8, 1.2, -3);
+  const cool = shadeRamp(color, -8, 0.8, 3);
   const data = Uint8Array.from(base.data);
   let h = seed >>> 0;
   const noise = () => {

@@ -70,7 +70,8 @@ export interface Template {
 // --- procedural helpers ------------------------------------------------------------------------
 const fract = (x: number) => x - Math.floor(x);
 const clamp = (x: number, lo = 0, hi = 1) => Math.min(hi, Math.max(lo, x));
-const smooth = (e0: number, e1: number, x: number) => {
+/** Smoothstep from e0 to e1 (the renderer's too). */
+export const smooth = (e0: number, e1: number, x: number) => {
   const t = clamp((x - e0) / (e1 - e0));
   return t * t * (3 - 2 * t);
 };
@@ -188,9 +189,18 @@ const parted = (u: number, v: number, c: TemplateContext, fall: number) => {
   const side = u < c.p.parting ? -1 : 1;
   return side * 1.25 * smooth(c.a.ears + 0.05, c.a.forehead - 0.35, v) + side * fall;
 };
+/**
+ * From the whorl on the crown, behind the top of the head: seen from the front the strands run
+ * forward and down to the hairline, never out of a star on the forehead.
+ */
+const fromCrown = (u: number, v: number, c: TemplateContext) => Math.atan2(u, v - (c.a.forehead - 0.9));
+/** The parting line's shadow (above the brows), -0.5 at its centre. */
+const partingLine = (u: number, v: number, c: TemplateContext) => -0.5 * Math.exp(-(((u - c.p.parting) / 0.012) ** 2)) * (v < c.a.brows ? 1 : 0);
 const braidArc = (u: number, v: number, c: TemplateContext) => {
   const cy = c.a.forehead + 0.2;
-  return { cy, r: Math.hypot(u / 0.6, (v - cy) / 0.77) };
+  const r = Math.hypot(u / 0.6, (v - cy) / 0.77);
+  // on: within the braid's band (above the ears).
+  return { cy, r, on: Math.abs(r - 1) * 0.6 < 0.08 && v < c.a.ears };
 };
 
 export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
@@ -210,13 +220,13 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       return intersect(union(sleek, band), allowedArea(u, v, c.a, hairline(c.a)));
     },
     flow(u, v, c) {
-      const { cy, r } = braidArc(u, v, c);
-      if (Math.abs(r - 1) * 0.6 < 0.08 && v < c.a.ears) return Math.atan2(-(v - cy), u) + Math.PI / 2;
+      const { cy, on } = braidArc(u, v, c);
+      if (on) return Math.atan2(-(v - cy), u) + Math.PI / 2;
       return sweptBack(u);
     },
     shade(u, v, c) {
-      const { cy, r } = braidArc(u, v, c);
-      if (!(Math.abs(r - 1) * 0.6 < 0.08 && v < c.a.ears)) return -0.05;
+      const { cy, r, on } = braidArc(u, v, c);
+      if (!on) return -0.05;
       const s = Math.atan2(v - cy, u) * 9; // position along the arc
       const across = ((r - 1) * 0.6) / 0.08; // -1..1 across the band
       // Three strands plaited: lobes alternating from each side, each lobe a rounded bundle.
@@ -247,7 +257,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     },
     shade(u, v, c) {
       // The parting line, and the layer steps: each layer's ends a little darker than the next.
-      const part = -0.5 * Math.exp(-(((u - c.p.parting) / 0.012) ** 2)) * (v < c.a.brows ? 1 : 0);
+      const part = partingLine(u, v, c);
       const layer = v > c.a.ears ? -0.15 * smooth(0.6, 1, fract((v - c.a.ears) * 2.2 + 0.3 * Math.sin(u * 9))) : 0;
       return part + layer;
     },
@@ -264,9 +274,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       return intersect(union(cap(u, v, c, 0.015, 0.03, c.a.ears - 0.06), sideburns(u, v, c, 0.12, 0.05)), allowedArea(u, v, c.a, hairline(c.a)));
     },
     flow(u, v, c) {
-      // From the whorl on the crown, behind the top of the head: seen from the front the strands
-      // run forward and down to the hairline, never out of a star on the forehead.
-      return Math.atan2(u, v - (c.a.forehead - 0.9));
+      return fromCrown(u, v, c);
     },
     shade(u, v, c) {
       // Clipped hair is mostly roots: darker than the ends, darkest where it thins at the sides.
@@ -288,7 +296,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       return intersect(bowl, allowedArea(u, v, a, a.brows - 0.03));
     },
     flow(u, v, c) {
-      return Math.atan2(u, v - (c.a.forehead - 0.9)); // from the whorl on the crown, out of view behind the top of the head
+      return fromCrown(u, v, c);
     },
     shade() {
       return 0;
@@ -452,7 +460,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     shade(u, v, c) {
       // The crests and troughs of the waves, and the parting.
       const crest = 0.22 * Math.sin((v - c.a.ears) * 9 + c.p.phase * 4 + 1.2) * smooth(c.a.forehead, c.a.ears, v);
-      return crest - 0.5 * Math.exp(-(((u - c.p.parting) / 0.012) ** 2)) * (v < c.a.brows ? 1 : 0);
+      return crest + partingLine(u, v, c);
     },
   },
   'Short Curly': {

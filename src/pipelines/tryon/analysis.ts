@@ -10,20 +10,20 @@
 //   (BiSeNet, [1, 384, 384, 3] NHWC on a square of 2.2 face sizes; long hair below it grown by
 //   colour through the instance), never covered by the garment.
 import { AppError } from '../../errors/codes.ts';
-import { cropSquare, type RgbImage } from '../../imaging/image.ts';
+import { cropSquare, placeMask, type RgbImage } from '../../imaging/image.ts';
 import { numberParam } from '../../models/params.ts';
 import type { StageTimer } from '../../domain/stage-timer.ts';
 import { bodyLandmarks, detectBodies, type BodyPose } from '../../steps/blazepose.ts';
 import { detectFaces, type Face } from '../../steps/face-detection.ts';
 import { CELEBAMASK_CLASSES, parseFace } from '../../steps/face-parsing.ts';
-import { placeMask } from '../../imaging/image.ts';
 import { dilate } from '../../imaging/morphology.ts';
+import { labAt, labOf } from '../../steps/color.ts';
 import { segmentPerson } from '../../steps/person-segmentation.ts';
 import { bodyOfFace, splitInstance, targetBodyIndex, targetFaceIndex, type Shape } from '../../steps/person-instance.ts';
 import type { PipelineContext } from '../types.ts';
-import { labOf } from './garment.ts';
 import { above } from './masks.ts';
 import { bodyFrame, mid, skeletonParts, skeletonShapes, type Body } from './body.ts';
+import { maskBox } from './warp.ts';
 
 /** Class names of a manifest param (face-parsing classes) as class ids. */
 function classIds(value: unknown, key: string): number[] {
@@ -156,8 +156,8 @@ export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: St
     }
     return own;
   });
-  const rows = rowSpan(instance, W, H);
-  return { image, body, pose, face, others, person, everyone, instance, heightFraction: rows ? (rows[1] - rows[0] + 1) / H : 0 };
+  const box = maskBox(instance, W, H);
+  return { image, body, pose, face, others, person, everyone, instance, heightFraction: box ? box.height / H : 0 };
 }
 
 /** Selfie's probability where BlazePose's mask is over 100 and `near` (its sure part, grown) is set; else 0. */
@@ -167,28 +167,12 @@ function agreed(poseMask: Uint8Array, near: Uint8Array, everyone: Uint8Array): U
   return person;
 }
 
-/** The first and last rows holding a set pixel (null: none). */
-function rowSpan(mask: Uint8Array, W: number, H: number): [number, number] | null {
-  let top = -1, bottom = -1;
-  for (let y = 0; y < H; y++) {
-    const row = mask.subarray(y * W, y * W + W);
-    for (let x = 0; x < W; x++) {
-      if (row[x]) {
-        if (top < 0) top = y;
-        bottom = y;
-        break;
-      }
-    }
-  }
-  return top < 0 ? null : [top, bottom];
-}
-
 /** 3:4 crop (or pad, repeating the edges) around the target's instance. */
 export async function cutTo3by4(p: PersonAnalysis): Promise<{ image: RgbImage; crop: { x: number; y: number; width: number; height: number } }> {
   const { width: W, height: H } = p.image;
-  let x0 = W, y0 = H, x1 = 0, y1 = 0;
-  for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) if (p.instance[y * W + x]) ((x0 = Math.min(x0, x)), (x1 = Math.max(x1, x)), (y0 = Math.min(y0, y)), (y1 = Math.max(y1, y)));
-  if (x1 <= x0) return { image: p.image, crop: { x: 0, y: 0, width: W, height: H } };
+  const box = maskBox(p.instance, W, H);
+  if (!box || box.width <= 1) return { image: p.image, crop: { x: 0, y: 0, width: W, height: H } };
+  const x0 = box.x, y0 = box.y, x1 = box.x + box.width - 1, y1 = box.y + box.height - 1;
   const bw = (x1 - x0) * 1.1, bh = (y1 - y0) * 1.1;
   const h = Math.round(Math.max(bh, (bw * 4) / 3));
   const w = Math.round((h * 3) / 4);
@@ -244,12 +228,10 @@ function protectAndSkin(labels: Uint8Array, keep: Uint8Array, data: Uint8Array, 
  */
 function hairStats(data: Uint8Array, labels: Uint8Array, W: number, y0: number, y1: number, x0: number, x1: number, label: number): { sum: number[]; sq: number[]; n: number } | null {
   let s0 = 0, s1 = 0, s2 = 0, q0 = 0, q1 = 0, q2 = 0, n = 0;
-  let lastKey = -1, lab: [number, number, number] = [0, 0, 0];
   for (let y = y0; y < y1; y++) {
     for (let i = y * W + x0; i < y * W + x1; i++) {
       if (labels[i] !== label) continue;
-      const key = (data[3 * i]! << 16) | (data[3 * i + 1]! << 8) | data[3 * i + 2]!;
-      if (key !== lastKey) (lastKey = key), (lab = labOf(data[3 * i]!, data[3 * i + 1]!, data[3 * i + 2]!));
+      const lab = labAt(data, i);
       (s0 += lab[0]), (s1 += lab[1]), (s2 += lab[2]);
       (q0 += lab[0] * lab[0]), (q1 += lab[1] * lab[1]), (q2 += lab[2] * lab[2]);
       n++;
@@ -286,7 +268,7 @@ function extendHair(image: RgbImage, instance: Uint8Array, labels: Uint8Array, c
     const key = (data[3 * i]! << 16) | (data[3 * i + 1]! << 8) | data[3 * i + 2]!;
     const slot = (key ^ (key >>> 10) ^ (key >>> 20)) & ((1 << 14) - 1);
     if (cacheKey[slot] === key) return cacheVal[slot] === 1;
-    const lab = labOf(data[3 * i]!, data[3 * i + 1]!, data[3 * i + 2]!);
+    const lab = labAt(data, i);
     const d = Math.hypot(lab[0] - mean[0]!, lab[1] - mean[1]!, lab[2] - mean[2]!);
     const like = d < limit && (!skinLab || Math.hypot(lab[0] - skinLab[0], lab[1] - skinLab[1], lab[2] - skinLab[2]) > d);
     (cacheKey[slot] = key), (cacheVal[slot] = like ? 1 : 0);

@@ -4,10 +4,10 @@
 // sleeve, a leg or the hem reaches is measured along the person's skeleton: the last point of the
 // limb's axis (or the spine) still on clothing.
 import type { ClothesType } from '../../domain/job.ts';
-import { srgbToLab } from '../../steps/color.ts';
+import { labAt, srgbToLab } from '../../steps/color.ts';
 import type { PersonAnalysis } from './analysis.ts';
 import { add, arm, leg, mid, sub, len, type Body, type P } from './body.ts';
-import { labOf, type GarmentParts } from './garment.ts';
+import type { GarmentParts } from './garment.ts';
 import { intersect } from './masks.ts';
 import { alongPolyline, bodyParts, polylineLength, type PartLengths } from './parts.ts';
 
@@ -22,8 +22,8 @@ export function clothingMask(p: PersonAnalysis, protect: Uint8Array, skin: [numb
       out[i] = 1;
       continue;
     }
-    // labOf: srgbToLab memoized (pow and cbrt per pixel of the instance were most of this).
-    const lab = labOf(data[3 * i]!, data[3 * i + 1]!, data[3 * i + 2]!);
+    // labAt: srgbToLab memoized (pow and cbrt per pixel of the instance were most of this).
+    const lab = labAt(data, i);
     const dA = lab[1] - ref[1], dB = lab[2] - ref[2];
     // Skin: near the face's colour in chroma, any reasonable lightness (shade). The squared
     // distance, or Math.hypot (as before) within rounding of the threshold.

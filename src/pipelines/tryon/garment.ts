@@ -9,8 +9,8 @@
 //   worn garment    a person wearing it (garment-worn.ts)
 import type { ClothesType } from '../../domain/job.ts';
 import type { RgbImage } from '../../imaging/image.ts';
-import { dilate, erode } from '../../imaging/morphology.ts';
-import { srgbToLab } from '../../steps/color.ts';
+import { close, dilate } from '../../imaging/morphology.ts';
+import { labAt } from '../../steps/color.ts';
 import { add, len, lerp, mid, perp, sub, unit, type P } from './body.ts';
 import { andNot, area, intersect } from './masks.ts';
 import { LIMB_STATIONS, PELVIS_STATIONS, TORSO_STATIONS, type PartName, type Strip, type Strips } from './parts.ts';
@@ -69,44 +69,24 @@ function largestBlob(mask: Uint8Array, W: number, H: number): Uint8Array {
   return out;
 }
 
-const LAB = new Map<number, [number, number, number]>();
-/**
- * CIE Lab of an sRGB colour, memoized: a product photo has few distinct colours and a body band a
- * few tens of thousands, each converted once (srgbToLab's pow and cbrt per pixel were most of the
- * garment stage). Cleared when it grows past 2^20 colours.
- */
-export function labOf(r: number, g: number, b: number): [number, number, number] {
-  const key = (r << 16) | (g << 8) | b;
-  let v = LAB.get(key);
-  if (!v) {
-    if (LAB.size >= 1 << 20) LAB.clear();
-    LAB.set(key, (v = srgbToLab(r, g, b)));
-  }
-  return v;
-}
-
 /** Garment mask of a product photo on a plain background. */
 export function productMask(img: RgbImage): Uint8Array {
   const { width: W, height: H, data } = img;
   const border: Array<[number, number, number]> = [];
-  const lab = (i: number) => labOf(data[3 * i]!, data[3 * i + 1]!, data[3 * i + 2]!);
-  for (let x = 0; x < W; x += 2) border.push(lab(x), lab((H - 1) * W + x));
-  for (let y = 0; y < H; y += 2) border.push(lab(y * W), lab(y * W + W - 1));
+  for (let x = 0; x < W; x += 2) border.push(labAt(data, x), labAt(data, (H - 1) * W + x));
+  for (let y = 0; y < H; y += 2) border.push(labAt(data, y * W), labAt(data, y * W + W - 1));
   const med = (k: 0 | 1 | 2) => border.map((b) => b[k]).sort((a, b) => a - b)[Math.floor(border.length / 2)]!;
   const bg = [med(0), med(1), med(2)];
   const raw = new Uint8Array(W * H);
-  // Neighbours mostly share a colour: the last one's Lab is reused before the memo is asked.
-  let lastKey = -1, last: [number, number, number] = [0, 0, 0];
   for (let i = 0; i < raw.length; i++) {
-    const key = (data[3 * i]! << 16) | (data[3 * i + 1]! << 8) | data[3 * i + 2]!;
-    if (key !== lastKey) (lastKey = key), (last = lab(i));
-    const dL = last[0] - bg[0]!, dA = last[1] - bg[1]!, dB = last[2] - bg[2]!;
+    const lab = labAt(data, i);
+    const dL = lab[0] - bg[0]!, dA = lab[1] - bg[1]!, dB = lab[2] - bg[2]!;
     // The squared distance, or Math.hypot (as before) within rounding of the threshold.
     const d2 = dL * dL + dA * dA + dB * dB;
     raw[i] = (Math.abs(d2 - 144) > 1e-6 ? d2 > 144 : Math.hypot(dL, dA, dB) > 12) ? 1 : 0;
   }
   const r = Math.max(1, Math.round(Math.min(W, H) / 150));
-  const closed = erode(dilate(raw, W, H, r), W, H, r);
+  const closed = close(raw, W, H, r);
   return largestBlob(fillHoles(closed, W, H), W, H);
 }
 

@@ -27,11 +27,6 @@ export function andNot(a: Uint8Array, b: Uint8Array, c?: Uint8Array): Uint8Array
   return out;
 }
 
-/** Sets `mask` to 0 where `off` is set. */
-export function clear(mask: Uint8Array, off: Uint8Array): void {
-  for (let i = 0; i < mask.length; i++) if (off[i]) mask[i] = 0;
-}
-
 /** How many pixels are set. */
 export function area(mask: Uint8Array): number {
   let n = 0;

@@ -19,16 +19,16 @@
 import type { ClothesType } from '../../domain/job.ts';
 import { AppError } from '../../errors/codes.ts';
 import { decodeImage, type RgbImage } from '../../imaging/image.ts';
-import { dilate, erode } from '../../imaging/morphology.ts';
+import { close } from '../../imaging/morphology.ts';
 import { numberParam } from '../../models/params.ts';
 import { stageTimer, type StageTimer } from '../../domain/stage-timer.ts';
-import { srgbToLab } from '../../steps/color.ts';
+import { labAt, srgbToLab } from '../../steps/color.ts';
 import { jsonFile, maskFile, pictureFile } from '../output.ts';
 import { definePipeline, type PipelineContext } from '../types.ts';
 import { analyzePerson, cutTo3by4, faceAndHair, type PersonAnalysis } from './analysis.ts';
 import { checkBody, type Body } from './body.ts';
 import { layerParts, PART_ORDER, removeUncovered, shadeAndBlend, type GarmentLayer } from './compose.ts';
-import { labOf, productMask, productParts, type GarmentParts } from './garment.ts';
+import { productMask, productParts, type GarmentParts } from './garment.ts';
 import { clothingMask, wornParts } from './garment-worn.ts';
 import { bodyParts, type BodyParts, type Cuff, type PartName } from './parts.ts';
 import { tryonSpec } from './spec.ts';
@@ -52,28 +52,25 @@ export interface TryonRender {
 
 /**
  * Skin-coloured pixels (near the face's skin colour in chroma) within `within`, 0/1, with the
- * specks inside skin closed (radius `close`). An arm in shade or lit from the side drifts 11-15
+ * specks inside skin closed (radius `r`). An arm in shade or lit from the side drifts 11-15
  * from the face's chroma: with a tighter bound its pixels counted as old clothing, and where
  * BlazePose put the arm inside the torso the fill painted the floor's jeans onto it.
  */
-function skinMask(image: RgbImage, skin: [number, number, number] | null, within: Uint8Array, close: number): Uint8Array {
+function skinMask(image: RgbImage, skin: [number, number, number] | null, within: Uint8Array, r: number): Uint8Array {
   const { width: W, height: H } = image;
   const out = new Uint8Array(W * H);
   if (!skin) return out;
   const ref = srgbToLab(skin[0], skin[1], skin[2]);
   // No destructuring, and the squared distance (Math.hypot, as before, only within rounding of
   // the threshold): this runs for every pixel of the band.
-  let lastKey = -1, lab: [number, number, number] = [0, 0, 0];
   for (let i = 0; i < out.length; i++) {
     if (!within[i]) continue;
-    // Neighbours often share a colour: the last one's Lab is reused before the memo is asked.
-    const key = (image.data[3 * i]! << 16) | (image.data[3 * i + 1]! << 8) | image.data[3 * i + 2]!;
-    if (key !== lastKey) (lastKey = key), (lab = labOf(image.data[3 * i]!, image.data[3 * i + 1]!, image.data[3 * i + 2]!));
+    const lab = labAt(image.data, i);
     const da = lab[1] - ref[1], db = lab[2] - ref[2];
     const d2 = da * da + db * db;
     if ((Math.abs(d2 - 256) > 1e-6 ? d2 < 256 : Math.hypot(da, db) < 16) && Math.abs(lab[0] - ref[0]) < 35) out[i] = 1;
   }
-  return intersect(erode(dilate(out, W, H, close), W, H, close), within);
+  return intersect(close(out, W, H, r), within);
 }
 
 /** The garment photo: a person wearing it when one is clearly there, else a product photo. */

@@ -5,7 +5,7 @@
 // same inputs could replace the graph.
 //   inputs  source  float32 [1, 4, Hg, Wg] NCHW: garment RGB in [0, 1] and the part's mask
 //           target  float32 [1, rh, rw, 2]: each output pixel's source position (the spline
-//                   evaluated here on a 4-pixel lattice and interpolated, sourcePositions)
+//                   evaluated here on a 4-pixel lattice and interpolated: lattice, interpolate)
 //           ctrl [1, 1, 2], weights [1, 2] zero, linear [2, 2] identity, bias [2] zero: the graph's
 //                   own spline left as the identity
 //   output  float32 [1, 4, rh, rw]: premultiplied RGB and alpha on the region
@@ -87,16 +87,6 @@ export async function warpPart(warp: ModelSession, garment: RgbImage, partMask: 
 
 const STEP = 4;
 
-/**
- * The spline's source position (GridSample's normalized space) for every pixel centre of a rw x rh
- * region, interleaved x, y: evaluated at every STEP-th pixel (and the last) and bilinearly between.
- * The same formula as the tps-warp graph: bias + p . linear + sum_i weights_i U(|p - ctrl_i|^2),
- * U(r2) = r2 log(r2 + 1e-9), p in region space [-1, 1].
- */
-export function sourcePositions(tps: { weights: Float32Array; linear: Float32Array; bias: Float32Array }, ctrl: P[], rw: number, rh: number): Float32Array {
-  return interpolate(lattice(tps, ctrl, rw, rh), { x: 0, y: 0, width: rw, height: rh });
-}
-
 /** The spline evaluated on the lattice of a rw x rh region: node columns xs, rows ys, interleaved x, y per node. */
 interface Lattice {
   xs: number[];
@@ -104,6 +94,12 @@ interface Lattice {
   coarse: Float64Array;
 }
 
+/**
+ * The spline's source position (GridSample's normalized space) at every STEP-th pixel centre (and
+ * the last) of a rw x rh region; interpolate fills in the pixels between. The same formula as the
+ * tps-warp graph: bias + p . linear + sum_i weights_i U(|p - ctrl_i|^2), U(r2) = r2 log(r2 + 1e-9),
+ * p in region space [-1, 1].
+ */
 function lattice(tps: { weights: Float32Array; linear: Float32Array; bias: Float32Array }, ctrl: P[], rw: number, rh: number): Lattice {
   const nodes = (n: number) => {
     const out: number[] = [];
@@ -170,7 +166,7 @@ function landingBox(grid: Lattice, mask: Region | null, Wg: number, Hg: number):
   return { x: x0, y: y0, width: x1 - x0 + 1, height: y1 - y0 + 1 };
 }
 
-/** sourcePositions over `box` of the lattice's region (the region's own pixel coordinates). */
+/** The source position of every pixel centre in `box` of the lattice's region (the region's own pixel coordinates), interleaved x, y: bilinear between the lattice's nodes. */
 function interpolate(grid: Lattice, box: Region): Float32Array {
   const { xs, ys, coarse } = grid;
   const gw = xs.length, gh = ys.length;
@@ -191,7 +187,7 @@ function interpolate(grid: Lattice, box: Region): Float32Array {
   return out;
 }
 
-/** One row of sourcePositions: bilinear between lattice rows gy and gy + 1 at fraction fy. */
+/** One row of interpolate: bilinear between lattice rows gy and gy + 1 at fraction fy. */
 function interpolateRow(coarse: Float64Array, gw: number, gy: number, cellX: Int32Array, fracX: Float64Array, fy: number, out: Float32Array, at: number): void {
   for (let x = 0; x < cellX.length; x++) {
     const fx = fracX[x]!;
