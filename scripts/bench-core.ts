@@ -12,7 +12,8 @@
 //      at 64 in flight with no worker taking tasks, CPU per create of the API and of Redis, and
 //      end-to-end time of one task at a time with Prefer: wait; for the create path as it was
 //      ("before": no auto-pipelining, no auth cache) and as it is, with metrics on and off, with
-//      and without an Idempotency-Key; beside two floors measured in the same rounds, a do-nothing
+//      and without an Idempotency-Key (on one API process), and a second process of one
+//      configuration as an A/A yardstick; beside two floors measured in the same rounds, a do-nothing
 //      fastify route (a process of its own) and raw BullMQ Queue.add. Many short rounds, rotated
 //      order, warm-up, and paired per-round ratios with their spread (see compareCreatePaths).
 //      BENCH_ROUNDS (30), BENCH_WARMUP (3), BENCH_CREATES (500), BENCH_E2E_ROUNDS (15), BENCH_E2E (5);
@@ -300,8 +301,14 @@ async function compareCreatePaths(): Promise<void> {
   };
 
   const serviceVariants: Variant[] = [];
-  /** `root`: the checkout whose API and worker entries run (BENCH_BASELINE_ROOT: an older one). */
-  async function serviceVariant(name: string, env: Record<string, string>, extraHeaders?: () => Record<string, string>, root = '.'): Promise<Variant> {
+  /**
+   * `root`: the checkout whose API and worker entries run (BENCH_BASELINE_ROOT: an older one).
+   * The answer's `withHeaders` is another variant on the same processes whose requests carry more
+   * headers: two API processes with one configuration differ by up to 5-7% in creates/s and CPU
+   * per create on this machine (measured as an A/A pair in one run), as much as the
+   * Idempotency-Key's whole cost, so a header's cost is measured on one process, not across two.
+   */
+  async function serviceVariant(name: string, env: Record<string, string>, root = '.'): Promise<Variant & { withHeaders(name: string, extraHeaders: () => Record<string, string>): Variant }> {
     const port = await freePort();
     const vEnv = { ...benchEnv, REDIS_PREFIX: `${config.redisPrefix}-${serviceVariants.length}`, PORT: String(port), HOST: '127.0.0.1', READY_REQUIRES_WORKER: 'false', ...env };
     // The bench's own handle on the variant's keys (accounts, queue cleanup): records nothing.
@@ -315,13 +322,13 @@ async function compareCreatePaths(): Promise<void> {
     const key = await s.accounts.createKey();
     await s.accounts.addCredits(key.userId, 1e9, 'bench');
     const h = { authorization: `Bearer ${key.apiKey}`, 'content-type': 'application/json' };
-    const send = async (more?: Record<string, string>) => {
+    const sender = (name: string, extraHeaders?: () => Record<string, string>) => async (more?: Record<string, string>) => {
       const r = await vClient.request({ path: '/api/tasks/v1/create', method: 'POST', headers: { ...h, ...extraHeaders?.(), ...more }, body: createBody });
       const j = (await r.body.json()) as { code: number; result: { task_id: string } & Partial<TaskResult> };
       if (j.code !== 200) throw new Error(`${name}: create failed: ${JSON.stringify(j)}`);
       return j.result;
     };
-    const v: Variant = {
+    const variantOn = (name: string, send: ReturnType<typeof sender>): Variant => ({
       name,
       throughput: async () => {
         // The worker is paused: the rounds measure creating alone, and leave the queue as they found it.
@@ -345,12 +352,22 @@ async function compareCreatePaths(): Promise<void> {
         }
         return out;
       },
+      // The processes are closed by the variant that started them.
+      close: async () => undefined,
+    });
+    const v = {
+      ...variantOn(name, sender(name)),
       async close() {
         await vClient.close();
         await stop(api);
         if (worker) await stop(worker);
         await deleteKeysWithPrefix(s.redis, vConfig.redisKeyPrefix);
         await s.close();
+      },
+      withHeaders(more: string, extraHeaders: () => Record<string, string>) {
+        const w = variantOn(`${name}, ${more}`, sender(`${name}, ${more}`, extraHeaders));
+        serviceVariants.push(w);
+        return w;
       },
     };
     serviceVariants.push(v);
@@ -359,12 +376,16 @@ async function compareCreatePaths(): Promise<void> {
   const before = await serviceVariant('before: no auto-pipelining, no auth cache', { REDIS_AUTO_PIPELINE: 'false', AUTH_CACHE_MS: '0' });
   const after = await serviceVariant('current: metrics on', {});
   const noMetrics = await serviceVariant('current: metrics off', { METRICS_ENABLED: 'false' });
-  const idem = await serviceVariant('current: metrics on, Idempotency-Key', {}, () => ({ 'idempotency-key': randomUUID() }));
+  const idem = after.withHeaders('Idempotency-Key', () => ({ 'idempotency-key': randomUUID() }));
+  // An A/A pair: the spread between two processes of one configuration, the yardstick for the
+  // metrics comparison, which needs two processes.
+  const twin = await serviceVariant('current: metrics on, a second process', {});
   // BENCH_BASELINE_ROOT: another checkout (e.g. `git archive <commit> | tar -x -C dir`, with a
   // node_modules link) run as two more variants, to compare a change with its parent in one run.
   const baseRoot = process.env.BENCH_BASELINE_ROOT;
-  const baseline = baseRoot ? [await serviceVariant(`baseline (${path.basename(baseRoot)}): metrics on`, {}, undefined, baseRoot), await serviceVariant(`baseline (${path.basename(baseRoot)}): Idempotency-Key`, {}, () => ({ 'idempotency-key': randomUUID() }), baseRoot)] : [];
-  const variants = [floorRoute, floorQueue, before, after, noMetrics, idem, ...baseline];
+  const baseOn = baseRoot ? await serviceVariant(`baseline (${path.basename(baseRoot)}): metrics on`, {}, baseRoot) : undefined;
+  const baseline = baseOn ? [baseOn, baseOn.withHeaders('Idempotency-Key', () => ({ 'idempotency-key': randomUUID() }))] : [];
+  const variants = [floorRoute, floorQueue, before, after, noMetrics, idem, twin, ...baseline];
   const rotated = <T>(list: T[], r: number) => list.map((_, i) => list[(i + r) % list.length]!);
 
   try {
@@ -433,7 +454,8 @@ async function compareCreatePaths(): Promise<void> {
       console.log(line);
     };
     cost('metrics', after, noMetrics);
-    cost('Idempotency-Key', idem, after);
+    cost('Idempotency-Key (one API process, rounds with and without the header)', idem, after);
+    cost('a second process of one configuration (A/A: no change, the spread between processes)', twin, after);
     if (baseline.length) {
       cost('the baseline over this change (metrics on)', baseline[0]!, after);
       cost('the baseline over this change (Idempotency-Key)', baseline[1]!, idem);

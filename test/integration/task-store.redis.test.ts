@@ -146,6 +146,26 @@ describe('idempotency records', () => {
     expect(await redis.exists(keys.idempotency(user, 'p'.repeat(64)))).toBe(0);
     expect(await accounts.balance(user)).toBe(5);
   });
+
+  it('a create refused for credits takes its claim on the key back: the retry after a top-up creates', async () => {
+    const user = await newUser(0);
+    await expect(create(user, 'c'.repeat(64), 'f1')).rejects.toMatchObject({ code: 'INSUFFICIENT_CREDITS' });
+    expect(await redis.exists(keys.idempotency(user, 'c'.repeat(64)))).toBe(0);
+    await accounts.addCredits(user, 1, 'test');
+    const retry = await create(user, 'c'.repeat(64), 'f1');
+    expect(retry.created).toBe(true);
+    expect(await redis.exists(keys.idempotency(user, 'c'.repeat(64)))).toBe(1);
+  });
+
+  it('a job id among the task pairs is what a repeat answers', async () => {
+    const user = await newUser(5);
+    const taskId = newId();
+    const job = { jobId: 'job-1', fields: { kind: 'hairstyle' } };
+    const first = await tasks.create({ taskId, userId: user, version: V, pipeline: 'face-detection', input: {}, webhookUrl: null, cost: 1, job, idempotency: { keyHash: 'j'.repeat(64), fingerprint: 'f1' } });
+    expect(first.created).toBe(true);
+    const again = await tasks.create({ taskId: newId(), userId: user, version: V, pipeline: 'face-detection', input: {}, webhookUrl: null, cost: 1, job, idempotency: { keyHash: 'j'.repeat(64), fingerprint: 'f1' } });
+    expect(again).toMatchObject({ created: false, taskId, jobId: 'job-1', cost: 1 });
+  });
 });
 
 describe('API keys', () => {
