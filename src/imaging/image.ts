@@ -183,7 +183,7 @@ function fillRect(img: RgbImage, x0: number, y0: number, x1: number, y1: number,
  * (Rasterising an SVG overlay the size of the photo cost 50-60 ms a picture; this costs well under 1 ms.)
  */
 export async function renderOverlayJpeg(img: RgbImage, overlay: Overlay, quality = 85): Promise<Buffer> {
-  const canvas: RgbImage = { data: Uint8Array.from(img.data), width: img.width, height: img.height };
+  const canvas = copyImage(img);
   const t = Math.max(2, Math.round(Math.min(img.width, img.height) / 200));
   for (const b of overlay.boxes) {
     const x1 = b.x + b.width, y1 = b.y + b.height;
@@ -322,7 +322,7 @@ export function scaledFloats(bytes: Uint8Array, divisor: number, offset = 0): Fl
 
 /** Blends `color` over the image where the 8-bit mask is set (weight mask/255 * strength). */
 export function tint(img: RgbImage, mask: Uint8Array, color: readonly [number, number, number], strength: number): RgbImage {
-  const out = Uint8Array.from(img.data);
+  const out = copyBytes(img.data);
   for (let i = 0; i < mask.length; i++) {
     const a = (mask[i]! / 255) * strength;
     if (a === 0) continue;
@@ -347,8 +347,18 @@ export function drawPoints(img: RgbImage, points: Array<{ x: number; y: number }
   for (const p of points) fillRect(img, p.x - radius, p.y - radius, p.x + radius, p.y + radius, rgb);
 }
 
+/**
+ * A copy of bytes (of a Buffer too, whose slice() is a view): one memcpy. `Uint8Array.from` walks
+ * the source as an iterable, ~4 ns a byte (11 ms for a 1 MP picture).
+ */
+export function copyBytes(bytes: Uint8Array): Uint8Array {
+  const out = new Uint8Array(bytes.length);
+  out.set(bytes);
+  return out;
+}
+
 export function copyImage(img: RgbImage): RgbImage {
-  return { data: Uint8Array.from(img.data), width: img.width, height: img.height };
+  return { data: copyBytes(img.data), width: img.width, height: img.height };
 }
 
 /** PNG of 1 (grey), 3 (RGB) or 4 (RGBA) channel bytes. */

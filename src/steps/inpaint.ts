@@ -3,7 +3,7 @@
 // could replace the graph.
 //   input  "image" float32 [1, 3, H, W] NCHW, RGB in [0, 1]; "known" float32 [1, 1, H, W], 0 in the hole
 //   output float32 [1, 3, H, W], the filled picture
-import type { RgbImage } from '../imaging/image.ts';
+import { copyBytes, type RgbImage } from '../imaging/image.ts';
 import type { ModelSession } from '../models/onnx.ts';
 
 /** Fills the masked pixels from their surroundings with the push-pull graph (NCHW float in 0..1). */
@@ -23,7 +23,7 @@ export async function inpaint(session: ModelSession, img: RgbImage, hole: Uint8A
   if (holes === 0) return img;
   const out = await session.run({ image: { data: chw, dims: [1, 3, H, W] }, known: { data: known, dims: [1, 1, H, W] } });
   const filled = out[session.outputNames[0]!]!.data;
-  const data = Uint8Array.from(img.data);
+  const data = copyBytes(img.data);
   for (let i = 0; i < n; i++) {
     if (!hole[i]) continue;
     for (let c = 0; c < 3; c++) data[3 * i + c] = Math.round(Math.min(1, Math.max(0, filled[c * n + i]!)) * 255);

@@ -5,7 +5,7 @@
 //   output "final_output"  int64 [512, 512] class per pixel
 // Back at full resolution: labels.png (class ids, nearest), hair_mask.png and face_mask.png (soft,
 // bilinear + feather), preview.jpg (classes tinted), parsing.json (class fractions, face, crop).
-import { decodeImage, encodeJpeg, encodePng } from '../../imaging/image.ts';
+import { copyBytes, decodeImage, encodeJpeg, encodePng } from '../../imaging/image.ts';
 import { numberParam } from '../../models/params.ts';
 import { stageTimer } from '../../domain/stage-timer.ts';
 import { detectFaces } from '../../steps/face-detection.ts';
@@ -38,7 +38,7 @@ export const faceParsing = definePipeline(faceParsingSpec, async (ctx, _input, f
     const skin = await softClassMask(parse, image, [CLASS.skin, CLASS.nose, CLASS.l_brow, CLASS.r_brow, CLASS.l_eye, CLASS.r_eye, CLASS.mouth, CLASS.u_lip, CLASS.l_lip], p.featherPx);
     const counts = new Array<number>(CELEBAMASK_CLASSES.length).fill(0);
     for (const l of parse.small) counts[l]!++;
-    const preview = Uint8Array.from(image.data);
+    const preview = copyBytes(image.data);
     for (let i = 0; i < parse.labels.length; i++) {
       const l = parse.labels[i]!;
       if (l === 0) continue;

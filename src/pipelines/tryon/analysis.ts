@@ -64,14 +64,19 @@ function faceShapes(f: Face): Shape[] {
   ];
 }
 
-/** Faces, bodies, the target's landmarks, the person mask and the target's instance. */
-export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: StageTimer): Promise<PersonAnalysis> {
+/**
+ * Faces, bodies, the target's landmarks, the person mask and the target's instance.
+ * `faceRequired`: a photo with no face is answered as one with no person, without looking for
+ * bodies (the garment photo: without a face it is taken as a product photo anyway).
+ */
+export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: StageTimer, opts: { faceRequired?: boolean } = {}): Promise<PersonAnalysis> {
   const P = (k: string) => numberParam(ctx.params, k, 'tryon');
   const { width: W, height: H } = image;
   const detector = { input_size: P('detector_size'), min_score: P('detector_min_score'), iou_threshold: P('detector_iou_threshold'), max_faces: P('detector_max_faces') };
   const faces = await detectFaces(await ctx.session('detector'), image, detector, detector.min_score, t);
-  const bodies = await detectBodies(await ctx.session('body_detector'), image, P('body_detector_size'), P('body_min_score'), P('body_iou_threshold'), t);
   const none = { image, body: null, pose: null, face: undefined, others: [], person: new Uint8Array(W * H), everyone: new Uint8Array(W * H), instance: new Uint8Array(W * H), heightFraction: 0 };
+  if (opts.faceRequired && !faces.length) return none;
+  const bodies = await detectBodies(await ctx.session('body_detector'), image, P('body_detector_size'), P('body_min_score'), P('body_iou_threshold'), t);
   // The best-scoring face that has a body (a face cut by the photo's edge may have none).
   let fi = -1, bi = -1;
   const left = faces.map((_, i) => i);

@@ -3,7 +3,7 @@
 // face, hair and hands stay in front; the edges anti-aliased; old clothing of the target's body
 // band that the new garment leaves uncovered replaced by patch-based fill (steps/patch-fill.ts)
 // from the background and the target's skin; and the photo's own shading carried onto the garment.
-import type { RgbImage } from '../../imaging/image.ts';
+import { copyBytes, type RgbImage } from '../../imaging/image.ts';
 import { patchFill } from '../../steps/patch-fill.ts';
 import { andNot, area, union } from './masks.ts';
 import { cuffFade, type Cuff, type PartName } from './parts.ts';
@@ -162,7 +162,7 @@ function luminance(photo: RgbImage, c: Box): { data: Float32Array; w: number; h:
 export function shadeAndBlend(photo: RgbImage, base: RgbImage, layer: GarmentLayer, size: number): RgbImage {
   const { width: W, height: H } = photo;
   const { alpha, rgb } = layer;
-  const data = Uint8Array.from(base.data);
+  const data = copyBytes(base.data);
   // Only the garment's box is shaded: luminance and its blurs run on that box grown by what their
   // windows read there (a 1 MP photo's full-frame blurs were most of this stage).
   const box: Box = { x0: W, y0: H, x1: -1, y1: -1 };

@@ -9,6 +9,7 @@
 //   clips        where each part may land: the instance (dilated a little), the torso without the
 //                arms that are in front, an arm's or a leg's capsule, the skirt's hull
 import type { ClothesType } from '../../domain/job.ts';
+import { copyBytes } from '../../imaging/image.ts';
 import { dilate } from '../../imaging/morphology.ts';
 import { polygonMask } from '../../imaging/polygon.ts';
 import { segmentDistance, shapeDistance, type Shape } from '../../steps/person-instance.ts';
@@ -149,7 +150,7 @@ export function cuffFade(c: Cuff, x: number, y: number): number {
 
 /** Row-filled hull of a mask along `across` (gaps between the legs filled), within a band of rows. */
 function hullFill(mask: Uint8Array, W: number, H: number, yFrom: number): Uint8Array {
-  const out = Uint8Array.from(mask);
+  const out = copyBytes(mask);
   for (let y = Math.max(0, Math.floor(yFrom)); y < H; y++) {
     let a = -1, b = -1;
     for (let x = 0; x < W; x++) if (mask[y * W + x]) (a < 0 && (a = x), (b = x));

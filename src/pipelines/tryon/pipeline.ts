@@ -75,7 +75,7 @@ function skinMask(image: RgbImage, skin: [number, number, number] | null, within
 
 /** The garment photo: a person wearing it when one is clearly there, else a product photo. */
 async function analyzeGarment(ctx: PipelineContext, image: RgbImage, type: ClothesType, t: StageTimer): Promise<TryonRender['garment']> {
-  const g = await analyzePerson(ctx, image, t);
+  const g = await analyzePerson(ctx, image, t, { faceRequired: true });
   if (g.body && g.face && g.heightFraction > 0.4) {
     const b = g.body;
     const need = type === 'lower_body' ? [b.inL.hip, b.inR.hip] : [b.inL.shoulder, b.inR.shoulder, b.inL.hip, b.inR.hip];

@@ -6,8 +6,8 @@
 //   inputs  source  float32 [1, 4, Hg, Wg] NCHW: garment RGB in [0, 1] and the part's mask
 //           target  float32 [1, rh, rw, 2]: each output pixel's source position (the spline
 //                   evaluated here on a 4-pixel lattice and interpolated: lattice, interpolate)
-//           ctrl [1, 1, 2], weights [1, 2] zero, linear [2, 2] identity, bias [2] zero: the graph's
-//                   own spline left as the identity
+//           ctrl [1, 0, 2] and weights [0, 2] (no points), linear [2, 2] identity, bias [2] zero:
+//                   the graph's own spline left as the identity
 //   output  float32 [1, 4, rh, rw]: premultiplied RGB and alpha on the region
 import type { RgbImage } from '../../imaging/image.ts';
 import type { ModelSession } from '../../models/onnx.ts';
@@ -77,8 +77,12 @@ export async function warpPart(warp: ModelSession, garment: RgbImage, partMask: 
   const out = await warp.run({
     source: { data: source, dims: [1, 4, g.height, g.width] },
     target: { data: target, dims: [1, box.height, box.width, 2] },
-    ctrl: { data: new Float32Array(2), dims: [1, 1, 2] },
-    weights: { data: new Float32Array(2), dims: [1, 2] },
+    // No control points (N = 0): the graph's spline is then its affine part alone, the identity,
+    // and its per-pixel kernel passes (Sub, ReduceSum, Log, MatMul over [pixels x N]) run on empty
+    // tensors. With one zero-weight point, as before, they were half the graph's time and changed
+    // no value (0 * U is 0): the output is bit-identical.
+    ctrl: { data: new Float32Array(0), dims: [1, 0, 2] },
+    weights: { data: new Float32Array(0), dims: [0, 2] },
     linear: { data: Float32Array.of(1, 0, 0, 1), dims: [2, 2] },
     bias: { data: new Float32Array(2), dims: [2] },
   });
