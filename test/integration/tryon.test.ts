@@ -18,7 +18,8 @@ import type { PipelineContext } from '../../src/pipelines/types.ts';
 import { srgbToLab } from '../../src/steps/color.ts';
 import { ovalMask } from '../../src/steps/face-mesh.ts';
 import { dress, longSleeve, skirt, trousers, tshirt } from '../helpers/garments.ts';
-import { bodyReference, referenceFaces, releaseReferences, type BodyReference, type Landmarks } from '../helpers/references.ts';
+import { bodyReference, referenceFaces, referenceParsing, releaseReferences, type BodyReference, type Landmarks } from '../helpers/references.ts';
+import { CLASS } from '../../src/steps/face-parsing.ts';
 import type { Face } from '../../src/steps/face-detection.ts';
 import { targetScore } from '../../src/steps/target-face.ts';
 import { tryonPhoto } from '../helpers/tryon-dev-set.ts';
@@ -53,6 +54,8 @@ interface Photo {
   image: RgbImage;
   body: BodyReference;
   face: Uint8Array;
+  /** What stays in front of any garment by the references: see inFront. */
+  front: Uint8Array;
 }
 const photos = new Map<string, Photo>();
 interface Figures {
@@ -62,6 +65,8 @@ interface Figures {
   hueDelta: number;
   faceMad: number;
   handsMad: number;
+  /** Coverage of the whole region, what stays in front included (printed beside `covered`). */
+  coveredAll: number;
 }
 const figures = new Map<string, Figures>();
 
@@ -111,14 +116,54 @@ function referenceTarget(p: Photo, grow: number): Uint8Array {
   return out;
 }
 
-/** The region a clothes type must cover: reference torso (upper_body, dresses) or hips to halfway to the knees (lower_body), on the Meet mask, face excluded. */
-function targetRegion(p: Photo, type: ClothesType): Uint8Array {
+/**
+ * What stays in front of a garment (point 4), by references run on the input: arms (MoveNet's
+ * upper and lower arms as capsules of 0.12 shoulder widths, and a disc of 0.15 at each wrist for
+ * the hand) where their pixels have the skin's colour (the median CIE Lab chroma of the FaceMesh
+ * face oval: within 18 in a*b* and 40 in L*), and hair (the face-parsing version's labels). A
+ * torso behind crossed forearms or long hair cannot be covered without painting over them.
+ */
+function inFront(image: RgbImage, body: BodyReference, oval: Uint8Array, labels: Uint8Array): Uint8Array {
+  const { width: W, height: H } = image;
+  const k = body.keypoints;
+  const pt = (n: string): P => [k[n]!.x, k[n]!.y];
+  const sw = Math.hypot(k.left_shoulder!.x - k.right_shoulder!.x, k.left_shoulder!.y - k.right_shoulder!.y);
+  const segs: Array<[P, P, number]> = [];
+  for (const side of ['left', 'right']) {
+    const [s, e, w] = [`${side}_shoulder`, `${side}_elbow`, `${side}_wrist`];
+    if (k[s]!.score > 0.2 && k[e]!.score > 0.2) segs.push([pt(s), pt(e), 0.12 * sw]);
+    if (k[e]!.score > 0.2 && k[w]!.score > 0.2) segs.push([pt(e), pt(w), 0.12 * sw]);
+    if (k[w]!.score > 0.2) segs.push([pt(w), pt(w), 0.15 * sw]);
+  }
+  const arms = capsules(segs, W, H);
+  const ch: number[][] = [[], [], []];
+  for (let i = 0; i < oval.length; i++) if (oval[i]) srgbToLab(image.data[3 * i]!, image.data[3 * i + 1]!, image.data[3 * i + 2]!).forEach((v, c) => ch[c]!.push(v));
+  const skin = ch.map((v) => v.sort((a, b) => a - b)[v.length >> 1] ?? 0);
+  const out = new Uint8Array(W * H);
+  for (let i = 0; i < out.length; i++) {
+    if (labels[i] === CLASS.hair) {
+      out[i] = 1;
+      continue;
+    }
+    if (!arms[i]) continue;
+    const lab = srgbToLab(image.data[3 * i]!, image.data[3 * i + 1]!, image.data[3 * i + 2]!);
+    if (Math.hypot(lab[1] - skin[1]!, lab[2] - skin[2]!) < 18 && Math.abs(lab[0] - skin[0]!) < 40) out[i] = 1;
+  }
+  return out;
+}
+
+/**
+ * The region a clothes type must cover: reference torso (upper_body, dresses) or hips to halfway
+ * to the knees (lower_body), on the Meet mask, face excluded; `visible`: and what stays in front
+ * of it (inFront) excluded too.
+ */
+function targetRegion(p: Photo, type: ClothesType, visible = true): Uint8Array {
   const k = p.body.keypoints;
   const pt = (n: string): P => [k[n]!.x, k[n]!.y];
   const [sL, sR, hL, hR] = [pt('right_shoulder'), pt('left_shoulder'), pt('right_hip'), pt('left_hip')];
   const poly: P[] = type === 'lower_body' ? [hL, hR, lerp(hR, pt('left_knee'), 0.5), lerp(hL, pt('right_knee'), 0.5)] : [lerp(sL, hL, 0.15), lerp(sR, hR, 0.15), hR, hL];
   const region = polygonMask(poly, p.image.width, p.image.height);
-  for (let i = 0; i < region.length; i++) if (p.body.person[i]! <= 127 || p.face[i]) region[i] = 0;
+  for (let i = 0; i < region.length; i++) if (p.body.person[i]! <= 127 || p.face[i] || (visible && p.front[i])) region[i] = 0;
   return region;
 }
 
@@ -161,7 +206,9 @@ beforeAll(async () => {
     if (photos.has(name)) continue;
     const bytes = await tryonPhoto(name);
     const image = await decodeImage(bytes, { maxPixels: 4e7 });
-    photos.set(name, { bytes, image, body: await bodyReference(bytes), face: ovalMask(await referenceTargetLandmarks(bytes), image.width, image.height) });
+    const body = await bodyReference(bytes);
+    const face = ovalMask(await referenceTargetLandmarks(bytes), image.width, image.height);
+    photos.set(name, { bytes, image, body, face, front: inFront(image, body, face, (await referenceParsing(bytes)).labels) });
   }
   for (const [name, type, garment] of CASES) {
     const p = photos.get(name)!;
@@ -185,35 +232,50 @@ beforeAll(async () => {
     const body = referenceTarget(p, 0.02 * W);
     let garmentPx = 0, off = 0;
     for (let i = 0; i < alpha.length; i++) if (alpha[i]! > 127) (garmentPx++, body[i] || off++);
-    const region = targetRegion(p, type);
-    let area = 0, covered = 0;
-    for (let i = 0; i < region.length; i++) if (region[i]) (area++, alpha[i]! > 127 && covered++);
+    const coverage = (region: Uint8Array) => {
+      let area = 0, covered = 0;
+      for (let i = 0; i < region.length; i++) if (region[i]) (area++, alpha[i]! > 127 && covered++);
+      return area ? covered / area : 0;
+    };
     const g = await decodeImage(gBytes, { maxPixels: 4e7 });
     const gHue = meanHue(g, (i) => Math.min(g.data[3 * i]!, g.data[3 * i + 1]!, g.data[3 * i + 2]!) < 235);
     const oHue = meanHue(out, (i) => alpha[i]! > 230);
     const k = p.body.keypoints;
     const sw = Math.hypot(k.left_shoulder!.x - k.right_shoulder!.x, k.left_shoulder!.y - k.right_shoulder!.y);
     const hands = capsules((['left_wrist', 'right_wrist'] as const).filter((w) => k[w]!.score > 0.3).map((w) => [[k[w]!.x, k[w]!.y], [k[w]!.x, k[w]!.y], 0.08 * sw] as [P, P, number]), W, H);
+    if (process.env.TRYON_DEBUG_DIR) {
+      // The references over the input: the visible region green, what stays in front blue.
+      const region = targetRegion(p, type);
+      const vis = Buffer.from(p.image.data);
+      for (let i = 0; i < W * H; i++) {
+        const tint = region[i] ? [0, 200, 0] : p.front[i] ? [0, 0, 255] : null;
+        if (tint) for (let c = 0; c < 3; c++) vis[3 * i + c] = (vis[3 * i + c]! + tint[c]!) >> 1;
+      }
+      await sharp(vis, { raw: { width: W, height: H, channels: 3 } }).png().toFile(path.join(process.env.TRYON_DEBUG_DIR, `${name}-${type}-${garment.name}.png`));
+    }
     figures.set(`${name} ${type} ${garment.name}`, {
       changedAway: changed / away,
       offBody: garmentPx ? off / garmentPx : 1,
-      covered: area ? covered / area : 0,
+      covered: coverage(targetRegion(p, type)),
+      coveredAll: coverage(targetRegion(p, type, false)),
       hueDelta: Math.abs(((oHue - gHue + 540) % 360) - 180),
       faceMad: mad(out, p.image, (i) => p.face[i] === 1).mad,
       handsMad: mad(out, p.image, (i) => hands[i] === 1).mad,
     });
   }
   const pct = (v: number) => `${(100 * v).toFixed(1)}%`;
-  console.log(['photo type garment: changed away from target | garment off body | region covered | hue delta | face MAD | hands MAD', ...[...figures].map(([k, f]) => `${k}: ${pct(f.changedAway)} | ${pct(f.offBody)} | ${pct(f.covered)} | ${f.hueDelta.toFixed(1)} deg | ${f.faceMad.toFixed(2)} | ${f.handsMad.toFixed(2)}`)].join('\n'));
+  console.log(['photo type garment: changed away from target | garment off body | region covered (visible part; whole region) | hue delta | face MAD | hands MAD', ...[...figures].map(([k, f]) => `${k}: ${pct(f.changedAway)} | ${pct(f.offBody)} | ${pct(f.covered)} (${pct(f.coveredAll)}) | ${f.hueDelta.toFixed(1)} deg | ${f.faceMad.toFixed(2)} | ${f.handsMad.toFixed(2)}`)].join('\n'));
 }, 400_000);
 
 /**
  * Known defects (issue 12, still open), as expected failures: each turns red once the try-on meets
- * the bar, so the entry gets removed. Coverage: a torso partly hidden by an arm, hair or a
+ * the bar, so the entry gets removed. Coverage is of the region's visible part: what the
+ * references put in front of it (arms of the skin's colour, hair: inFront) is not counted, since
+ * point 4 keeps it in front (person-standing's T-shirt and skirt were at 54% and 61% of the whole
+ * region, 70.5% and 88% of its visible part). Still under 70%: a torso partly hidden by a
  * neighbour, a group photo whose target is small (group-four: MoveNet Lightning's single skeleton
  * there mixes the target with the woman on her left, so most of its torso region lies on that
- * neighbour), and a short top on a sitting person (s5-*) cover under 70% of MoveNet's torso (hair
- * and forearms in front stay in front, and this region counts them). Spill: on s5-red-top the
+ * neighbour), and a short top on a sitting person (s5-*). Spill: on s5-red-top the
  * garment reaches 4.5% outside the reference body (BlazePose puts her image-left shoulder on her
  * face and her hidden arm across the neighbour's dress, whose pixels the instance then takes).
  * (s6-red-dress's spill, 5-7% before, is gone: the neighbour cut by the frame beside her hips is
@@ -229,13 +291,12 @@ beforeAll(async () => {
  * target rule.)
  */
 const KNOWN: Record<string, string[]> = {
-  'person-standing upper_body tshirt': ['covered'],
   'person-standing-mirror upper_body tshirt': ['covered', 'face'],
   'group-four upper_body tshirt': ['covered'],
   's5-red-top upper_body tshirt': ['away', 'off', 'covered', 'face'],
   's5-navy upper_body tshirt': ['covered'],
   'person-standing dresses dress': ['covered', 'face'],
-  'person-standing lower_body skirt': ['covered', 'face'],
+  'person-standing lower_body skirt': ['face'],
   's6-stripes lower_body trousers': ['away', 'off'],
 };
 
