@@ -16,7 +16,7 @@ import type { StageTimer } from '../../domain/stage-timer.ts';
 import { srgbToLab } from '../../steps/color.ts';
 import type { Face } from '../../steps/face-detection.ts';
 import type { Landmark } from '../../steps/face-mesh.ts';
-import { CELEBAMASK_CLASSES, CLASS, parseFace, softClassMask, type FaceParsingParams } from '../../steps/face-parsing.ts';
+import { CELEBAMASK_CLASSES, CLASS, parseFace, softClassMask, type FaceParse, type FaceParsingParams } from '../../steps/face-parsing.ts';
 import { segmentPerson } from '../../steps/person-segmentation.ts';
 import { frameU, frameV, type Anchors, type Frame } from './frame.ts';
 
@@ -39,6 +39,14 @@ export interface HairFinding {
   others: Uint8Array;
 }
 
+/** Pixel box [x0, x1) x [y0, y1). */
+interface Box {
+  x0: number;
+  x1: number;
+  y0: number;
+  y1: number;
+}
+
 interface Head {
   image: RgbImage;
   frame: Frame;
@@ -52,12 +60,14 @@ interface Head {
  * 1 in the zone where the target's own hair must start: around the skull and beside the face down
  * to the chin (a ponytail behind an ear parses apart from the crown, joined only at the zone).
  */
-function headZone(h: Head, within?: Uint8Array): Uint8Array {
+function headZone(h: Head, within?: Uint8Array, box?: Box): Uint8Array {
   const { image, frame, anchors } = h;
   const W = image.width, H = image.height;
   const z = new Uint8Array(W * H);
-  for (let y = 0; y < H; y++) {
-    for (let x = 0; x < W; x++) {
+  // `within`'s box, when given (it is 0 outside).
+  const { x0, x1, y0, y1 } = box ?? { x0: 0, x1: W, y0: 0, y1: H };
+  for (let y = y0; y < y1; y++) {
+    for (let x = x0; x < x1; x++) {
       // Only where the caller looks (a seed for componentsTouching matters only on its mask).
       if (within && !within[y * W + x]) continue;
       const u = frameU(frame, x + 0.5, y + 0.5), v = frameV(frame, x + 0.5, y + 0.5);
@@ -78,35 +88,93 @@ const SOURCE_CLASSES: Record<number, readonly number[]> = {
   [UNDER.skin]: [CLASS.skin, CLASS.neck, CLASS.l_ear, CLASS.r_ear],
   [UNDER.clothing]: [CLASS.cloth],
 };
+// The body's source group (skin or clothing) by class id, 0 for the others: one lookup a pixel.
+const BODY_SOURCE_OF_CLASS = new Uint8Array(CELEBAMASK_CLASSES.length);
+for (const g of [UNDER.skin, UNDER.clothing]) for (const c of SOURCE_CLASSES[g]!) BODY_SOURCE_OF_CLASS[c] = g;
+
+/** The box of `mask`'s non-zero pixels (empty: x1 <= x0, y1 <= y0). */
+function boxOf(mask: Uint8Array, W: number, H: number): Box {
+  let x0 = W, x1 = 0, y0 = H, y1 = 0;
+  for (let y = 0; y < H; y++) {
+    const row = y * W;
+    let a = 0;
+    while (a < W && !mask[row + a]) a++;
+    if (a === W) continue;
+    let b = W - 1;
+    while (!mask[row + b]) b--;
+    if (y0 === H) y0 = y;
+    y1 = y + 1;
+    x0 = Math.min(x0, a);
+    x1 = Math.max(x1, b + 1);
+  }
+  return { x0, x1, y0, y1 };
+}
+
+// srgbToLab by colour through a direct-mapped cache (2^17 slots, the colour as key): the same
+// values, looked up in typed arrays (the shared memo's Map lookups and its [L, a, b] allocations
+// were most of the long-hair search over a 1 MP photo's person pixels).
+const LAB_SLOTS = 1 << 17;
+const labKey = new Int32Array(LAB_SLOTS).fill(-1);
+const labVal = new Float64Array(3 * LAB_SLOTS);
+/** Slot of pixel i's colour in labVal (L, a, b at 3 * slot). */
+function labSlot(data: Uint8Array, i: number): number {
+  const key = (data[3 * i]! << 16) | (data[3 * i + 1]! << 8) | data[3 * i + 2]!;
+  const slot = Math.imul(key, 0x9e3779b1) >>> 15;
+  if (labKey[slot] !== key) {
+    const [L, a, b] = srgbToLab(data[3 * i]!, data[3 * i + 1]!, data[3 * i + 2]!);
+    labKey[slot] = key;
+    (labVal[3 * slot] = L), (labVal[3 * slot + 1] = a), (labVal[3 * slot + 2] = b);
+  }
+  return slot;
+}
 
 /**
  * Multi-source flood: each pixel with group 0 (unknown) inside `region` takes the group of the
  * nearest seeded pixel (4-connected steps through the region). Linear time.
  */
 function floodGroups(groups: Uint8Array, region: Uint8Array, W: number, H: number): void {
-  let front: number[] = [];
-  for (let i = 0; i < groups.length; i++) if (groups[i]) front.push(i);
-  while (front.length) {
-    const next: number[] = [];
-    for (const i of front) {
-      const x = i % W;
-      // The four neighbours without an array per pixel (this runs over every unknown pixel).
-      for (let k = 0; k < 4; k++) {
-        const j = k === 0 ? (x > 0 ? i - 1 : -1) : k === 1 ? (x < W - 1 ? i + 1 : -1) : k === 2 ? i - W : i + W;
-        if (j < 0 || j >= groups.length || groups[j] || !region[j]) continue;
-        groups[j] = groups[i]!;
-        next.push(j);
-      }
+  // One FIFO queue (each pixel enters once): the seeds in index order, then each ring in the order
+  // it was reached, as a list per ring would visit them; a JS array grown by push over every seed
+  // pixel was a visible share of the stage at 1 MP.
+  const queue = new Int32Array(groups.length);
+  let tail = 0;
+  for (let i = 0; i < groups.length; i++) if (groups[i]) queue[tail++] = i;
+  for (let head = 0; head < tail; head++) {
+    const i = queue[head]!;
+    const x = i % W;
+    // The four neighbours without an array per pixel (this runs over every unknown pixel).
+    for (let k = 0; k < 4; k++) {
+      const j = k === 0 ? (x > 0 ? i - 1 : -1) : k === 1 ? (x < W - 1 ? i + 1 : -1) : k === 2 ? i - W : i + W;
+      if (j < 0 || j >= groups.length || groups[j] || !region[j]) continue;
+      groups[j] = groups[i]!;
+      queue[tail++] = j;
     }
-    front = next;
   }
 }
 
-/** 1 where the fill group is still unknown (0). */
-function unknownOf(under: Uint8Array): Uint8Array {
-  const out = new Uint8Array(under.length);
-  for (let i = 0; i < out.length; i++) out[i] = under[i] === 0 ? 1 : 0;
-  return out;
+/**
+ * The k-th smallest value of `a` (reorders it): the value a sorted copy holds at k, in linear
+ * time (Hoare quickselect; sorting the hair's tens of thousands of samples took ~15 ms a channel).
+ */
+export function kthSmallest(a: Float64Array, k: number): number {
+  let lo = 0, hi = a.length - 1;
+  while (lo < hi) {
+    const pivot = a[(lo + hi) >> 1]!;
+    let i = lo, j = hi;
+    while (i <= j) {
+      while (a[i]! < pivot) i++;
+      while (a[j]! > pivot) j--;
+      if (i <= j) {
+        const t = a[i]!;
+        a[i++] = a[j]!;
+        a[j--] = t;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else return a[k]!;
+  }
+  return a[k]!;
 }
 
 /**
@@ -117,23 +185,25 @@ function unknownOf(under: Uint8Array): Uint8Array {
  * target's head is that neighbour's (their hair, joined to the target's, included). Returns the
  * head's `others` with them added.
  */
-function undetectedOthers(h: Head, labels: Uint8Array, inCrop: Uint8Array, person: Uint8Array): Uint8Array {
+function undetectedOthers(h: Head, labels: Uint8Array, crop: Box, person: Uint8Array): Uint8Array {
   const { image, frame, anchors } = h;
   const W = image.width, H = image.height;
   const seeds = new Uint8Array(W * H);
-  for (let i = 0; i < seeds.length; i++) {
-    // The mask tests first: the frame is evaluated only on person pixels the parser calls background.
-    if (!inCrop[i] || person[i]! <= 160 || labels[i] !== CLASS.background || h.others[i]) continue;
-    const x = i % W, y = (i - x) / W;
-    const v = frameV(frame, x + 0.5, y + 0.5);
-    if (v > anchors.brows - 0.3 && v < anchors.chin && Math.abs(frameU(frame, x + 0.5, y + 0.5)) > 0.9) seeds[i] = 1;
+  // Seeds lie in the parser's crop only (its labels): its box, not the whole photo.
+  for (let y = crop.y0; y < crop.y1; y++) {
+    for (let x = crop.x0, i = y * W + x; x < crop.x1; x++, i++) {
+      // The mask tests first: the frame is evaluated only on person pixels the parser calls background.
+      if (person[i]! <= 160 || labels[i] !== CLASS.background || h.others[i]) continue;
+      const v = frameV(frame, x + 0.5, y + 0.5);
+      if (v > anchors.brows - 0.3 && v < anchors.chin && Math.abs(frameU(frame, x + 0.5, y + 0.5)) > 0.9) seeds[i] = 1;
+    }
   }
   // Pieces of at least a tenth of a face (~ face width squared) count; specks are the parser's noise.
   const minArea = 0.1 * frame.scale * frame.scale;
   const kept = new Uint8Array(W * H);
   const seen = new Uint8Array(W * H);
   let any = false;
-  for (let s = 0; s < seeds.length; s++) {
+  for (let s = crop.y0 * W; s < crop.y1 * W; s++) {
     if (!seeds[s] || seen[s]) continue;
     const comp = [s];
     seen[s] = 1;
@@ -187,82 +257,132 @@ function undetectedOthers(h: Head, labels: Uint8Array, inCrop: Uint8Array, perso
  */
 export async function hairFromParsing(parser: ModelSession, seg: ModelSession, segSize: { width: number; height: number }, h: Head, face: Face, p: FaceParsingParams, t: StageTimer): Promise<HairFinding> {
   const { image } = h;
-  const W = image.width, H = image.height;
   const parse = await parseFace(parser, image, face, p, t);
   const person = await segmentPerson(seg, image, segSize.width, segSize.height, t, { stages: ['segmentation', 'segmentation', 'segmentation'] });
   const soft = await softClassMask(parse, image, [CLASS.hair, CLASS.hat], 1);
-  return t.time('postprocess', () => {
-    const { frame, anchors } = h;
-    const { x: cx, y: cy, size } = parse.crop;
-    const inCrop = new Uint8Array(W * H);
-    for (let y = Math.max(0, Math.floor(cy)); y < Math.min(H, Math.ceil(cy + size)); y++) for (let x = Math.max(0, Math.floor(cx)); x < Math.min(W, Math.ceil(cx + size)); x++) inCrop[y * W + x] = 1;
-    const others = undetectedOthers(h, parse.labels, inCrop, person);
-    const bin = new Uint8Array(W * H);
-    for (let i = 0; i < bin.length; i++) bin[i] = soft[i]! > 77 && !others[i] ? 1 : 0;
-    const parsed = componentsTouching(bin, headZone(h, bin), W, H);
-    // Long hair continues past the parser's crop (over the chest, down the back): there, person
-    // pixels of the parsed hair's colour (CIE Lab distance to its median under its spread),
-    // connected to the parsed hair, no farther than 3 face widths below the chin and 1.3 beside the centre line.
-    const grown = Uint8Array.from(parsed);
-    // Only when the parsed hair leaves the crop at its bottom (the last 4% of its rows).
-    let exits = false;
-    for (let y = Math.max(0, Math.floor(cy + 0.96 * size)); y < Math.min(H, Math.ceil(cy + size)) && !exits; y++) for (let x = 0; x < W && !exits; x++) exits = parsed[y * W + x] === 1;
-    const lab: Array<[number, number, number]> = [];
-    if (exits) for (let i = 0; i < parsed.length; i += 3) if (parsed[i] && soft[i]! > 200) lab.push(srgbToLab(image.data[3 * i]!, image.data[3 * i + 1]!, image.data[3 * i + 2]!));
-    if (exits && lab.length > 50) {
-      // Medians by typed-array sorts (numeric, native): sorting tens of thousands of boxed numbers
-      // through a comparator took ~140 ms at 1 MP.
-      const med = [0, 1, 2].map((k) => Float64Array.from(lab, (c) => c[k]!).sort()[lab.length >> 1]!);
-      const spread = Float64Array.from(lab, (c) => Math.hypot(c[0] - med[0]!, c[1] - med[1]!, c[2] - med[2]!)).sort()[lab.length >> 1]!;
-      const limit = Math.max(5, 1.0 * spread);
-      const cand = Uint8Array.from(parsed);
-      for (let i = 0; i < cand.length; i++) {
-        const x = i % W, y = (i - x) / W;
+  // The analysis runs in module-level functions, not in a closure made per call: V8 keeps their
+  // optimized code from one task to the next (a fresh closure's loops ran interpreted, every task,
+  // until on-stack replacement compiled them again: a large share of this stage at 1 MP).
+  return t.time('postprocess', () => parsedHair(h, parse, soft, person));
+}
+
+/** hairFromParsing's analysis of the parser's labels and soft hair mask (see there). */
+function parsedHair(h: Head, parse: FaceParse, soft: Uint8Array, person: Uint8Array): HairFinding {
+  const W = h.image.width, H = h.image.height;
+  const { x: cx, y: cy, size } = parse.crop;
+  // The parser's crop (inCrop is 1 exactly in this box): loops over what only the parser knows run there.
+  const crop: Box = { x0: Math.max(0, Math.floor(cx)), x1: Math.min(W, Math.ceil(cx + size)), y0: Math.max(0, Math.floor(cy)), y1: Math.min(H, Math.ceil(cy + size)) };
+  const inCrop = new Uint8Array(W * H);
+  for (let y = crop.y0; y < crop.y1; y++) inCrop.fill(1, y * W + crop.x0, y * W + crop.x1);
+  const others = undetectedOthers(h, parse.labels, crop, person);
+  // The soft hair is 0 outside its box (it may reach a pixel past the crop's box: its placement rounds).
+  const sb = boxOf(soft, W, H);
+  const bin = new Uint8Array(W * H);
+  for (let y = sb.y0; y < sb.y1; y++) for (let x = sb.x0, i = y * W + x; x < sb.x1; x++, i++) bin[i] = soft[i]! > 77 && !others[i] ? 1 : 0;
+  const parsed = componentsTouching(bin, headZone(h, bin, sb), W, H);
+  const grown = longHair(h, parse, inCrop, soft, sb, parsed, person, others);
+  const own = dilate(grown, W, H, 2);
+  const hair = new Uint8Array(W * H);
+  for (let i = 0; i < hair.length; i++) if (own[i] && !others[i]) hair[i] = inCrop[i] ? soft[i]! : grown[i] ? 255 : 0;
+  const under = underOf(h, parse, inCrop, soft, hair, person);
+  const sources = sourcesOf(h, parse, crop, inCrop, soft, sb, hair, person, others);
+  return { hair, under, sources, person, others };
+}
+
+/**
+ * The parsed hair grown down: long hair continues past the parser's crop (over the chest, down
+ * the back): there, person pixels of the parsed hair's colour (CIE Lab distance to its median
+ * under its spread), connected to the parsed hair, no farther than 3 face widths below the chin
+ * and 1.3 beside the centre line.
+ */
+function longHair(h: Head, parse: FaceParse, inCrop: Uint8Array, soft: Uint8Array, sb: Box, parsed: Uint8Array, person: Uint8Array, others: Uint8Array): Uint8Array {
+  const { image, frame, anchors } = h;
+  const W = image.width, H = image.height;
+  const labels = parse.labels;
+  const { y: cy, size } = parse.crop;
+  const grown = Uint8Array.from(parsed);
+  // Only when the parsed hair leaves the crop at its bottom (the last 4% of its rows).
+  let exits = false;
+  for (let y = Math.max(0, Math.floor(cy + 0.96 * size)); y < Math.min(H, Math.ceil(cy + size)) && !exits; y++) for (let x = 0; x < W && !exits; x++) exits = parsed[y * W + x] === 1;
+  // The colour samples: every third pixel (by index) of the confident parsed hair, which lies in
+  // the soft hair's rows; one typed array a channel (boxed [L, a, b] tuples were most of the cost).
+  const first = 3 * Math.ceil((sb.y0 * W) / 3), end = sb.y1 * W;
+  let n = 0;
+  if (exits) for (let i = first; i < end; i += 3) if (parsed[i] && soft[i]! > 200) n++;
+  if (exits && n > 50) {
+    const Ls = new Float64Array(n), As = new Float64Array(n), Bs = new Float64Array(n);
+    for (let i = first, k = 0; i < end; i += 3) {
+      if (!parsed[i] || soft[i]! <= 200) continue;
+      const c = 3 * labSlot(image.data, i);
+      (Ls[k] = labVal[c]!), (As[k] = labVal[c + 1]!), (Bs[k++] = labVal[c + 2]!);
+    }
+    // Medians by selection: the element a sorted copy holds at n >> 1.
+    const m0 = kthSmallest(Ls.slice(), n >> 1), m1 = kthSmallest(As.slice(), n >> 1), m2 = kthSmallest(Bs.slice(), n >> 1);
+    const dist = new Float64Array(n);
+    for (let k = 0; k < n; k++) dist[k] = Math.hypot(Ls[k]! - m0, As[k]! - m1, Bs[k]! - m2);
+    const spread = kthSmallest(dist, n >> 1);
+    const limit = Math.max(5, 1.0 * spread);
+    // Squared distances clearly inside or outside the limit decide without Math.hypot (slow);
+    // only those within a billionth of it take the exact test.
+    const in2 = limit * limit * (1 - 1e-9), out2 = limit * limit * (1 + 1e-9);
+    const cand = Uint8Array.from(parsed);
+    const trustedAbove = cy + 0.9 * size;
+    for (let y = 0; y < H; y++) {
+      for (let x = 0, i = y * W; x < W; x++, i++) {
         // Inside the crop the parser's non-hair labels are trusted (but its bottom edge, where
         // labels are poor, and its background: a ponytail behind the shoulder parses as
         // background, while the person mask keeps it).
-        const trusted = inCrop[i] && y < cy + 0.9 * size && parse.labels[i] !== CLASS.background;
+        const trusted = inCrop[i] && y < trustedAbove && labels[i] !== CLASS.background;
         if (trusted || h.protect[i] || others[i] || person[i]! < 128) continue;
-        const u = frameU(frame, x + 0.5, y + 0.5), v = frameV(frame, x + 0.5, y + 0.5);
-        if (v > anchors.chin + 3 || Math.abs(u) > 1.3) continue;
-        const c = srgbToLab(image.data[3 * i]!, image.data[3 * i + 1]!, image.data[3 * i + 2]!);
-        if (Math.hypot(c[0] - med[0]!, c[1] - med[1]!, c[2] - med[2]!) < limit) cand[i] = 1;
+        if (frameV(frame, x + 0.5, y + 0.5) > anchors.chin + 3 || Math.abs(frameU(frame, x + 0.5, y + 0.5)) > 1.3) continue;
+        const c = 3 * labSlot(image.data, i);
+        const dl = labVal[c]! - m0, da = labVal[c + 1]! - m1, db = labVal[c + 2]! - m2;
+        const d2 = dl * dl + da * da + db * db;
+        if (d2 < in2 || (d2 <= out2 && Math.hypot(dl, da, db) < limit)) cand[i] = 1;
       }
-      grown.set(componentsTouching(cand, parsed, W, H));
     }
-    const own = dilate(grown, W, H, 2);
-    const hair = new Uint8Array(W * H);
-    for (let i = 0; i < hair.length; i++) if (own[i] && !others[i]) hair[i] = inCrop[i] ? soft[i]! : grown[i] ? 255 : 0;
-    // What each hair pixel hides. Where the person mask says no person: background. On the skull
-    // (inside the face oval, or just above it): skin. Beside the head above the chin: what is
-    // behind the head, background (a flood from the cheek would grow a skin halo). Below the
-    // chin on the person: the body, skin or clothing, flooded from those classes only.
-    const under = new Uint8Array(W * H);
-    const seeds = new Uint8Array(W * H);
-    for (let i = 0; i < under.length; i++) {
+    grown.set(componentsTouching(cand, parsed, W, H));
+  }
+  return grown;
+}
+
+/** What each hair pixel hides (UNDER), meaningful where the hair is. */
+function underOf(h: Head, parse: FaceParse, inCrop: Uint8Array, soft: Uint8Array, hair: Uint8Array, person: Uint8Array): Uint8Array {
+  const { frame, anchors } = h;
+  const W = h.image.width, H = h.image.height;
+  const labels = parse.labels;
+  // What each hair pixel hides. Where the person mask says no person: background. On the skull
+  // (inside the face oval, or just above it): skin. Beside the head above the chin: what is
+  // behind the head, background (a flood from the cheek would grow a skin halo). Below the
+  // chin on the person: the body, skin or clothing, flooded from those classes only.
+  const under = new Uint8Array(W * H);
+  const seeds = new Uint8Array(W * H);
+  // 1 where the group is left unknown (0) for the flood.
+  const unknown = new Uint8Array(W * H);
+  for (let y = 0; y < H; y++) {
+    for (let x = 0, i = y * W; x < W; x++, i++) {
       // Known pixels (the removal's grown edge reaches them) keep their class; but where the parser
       // says background (its crop's poor bottom edge) or has not looked, on the person mask they
       // are the body: a wall copied onto a shoulder's edge draws a white outline.
       const known = inCrop[i] && soft[i]! <= 20 && !hair[i];
       const onPerson = person[i]! > 128;
-      if (known && !(onPerson && parse.labels[i] === CLASS.background)) {
-        under[i] = GROUP_OF_CLASS[parse.labels[i]!]!;
+      if (known && !(onPerson && labels[i] === CLASS.background)) {
+        under[i] = GROUP_OF_CLASS[labels[i]!]!;
         if (under[i] !== UNDER.background) seeds[i] = under[i]!;
+        if (!under[i]) unknown[i] = 1;
         continue;
       }
-      if (!hair[i] && !inCrop[i] && !onPerson) {
-        under[i] = UNDER.background;
-        continue;
-      }
-      if (person[i]! < 80) {
+      if ((!hair[i] && !inCrop[i] && !onPerson) || person[i]! < 80) {
         under[i] = UNDER.background;
         continue;
       }
       // Below the chin on the person: the body, from the skin and clothing seeds below (left 0).
       // The skull lies above the chin, so the frame's u and the oval are evaluated only there.
-      const x = i % W, y = (i - x) / W;
       const v = frameV(frame, x + 0.5, y + 0.5);
-      if (v >= anchors.chin) continue;
+      if (v >= anchors.chin) {
+        unknown[i] = 1;
+        continue;
+      }
       const u = frameU(frame, x + 0.5, y + 0.5);
       const top = anchors.forehead;
       // The face's own edge reaches a little past the landmarks' oval (hair lying over the cheek
@@ -270,37 +390,45 @@ export async function hairFromParsing(parser: ModelSession, seg: ModelSession, s
       const skull = v >= top ? Math.abs(u) < anchors.ovalHalfWidth(v, u) + 0.035 : Math.hypot(u / (0.9 * anchors.ovalHalfWidth(top, u)), (v - top) / 0.3) < 1;
       under[i] = skull ? UNDER.skin : UNDER.background;
     }
-    floodGroups(seeds, unknownOf(under), W, H);
-    for (let i = 0; i < under.length; i++) if (under[i] === 0) under[i] = seeds[i] || UNDER.clothing;
-    // Sources keep clear of any hair by ~1.5% of the face width: the soft edge of the old hair (a
-    // dark fringe on skin, a light halo on a bright wall) copied into the fill draws its outline again.
-    const anyHair = new Uint8Array(W * H);
-    for (let i = 0; i < anyHair.length; i++) anyHair[i] = soft[i]! > 20 ? 1 : 0;
-    const nearHair = dilate(anyHair, W, H, Math.max(2, Math.round(0.015 * frame.scale)));
-    const sources: Uint8Array[] = [];
-    for (const g of Object.values(UNDER)) {
-      // A lookup by class id (Array.includes per pixel was a visible share of the stage at 1 MP).
-      const cls = new Uint8Array(CELEBAMASK_CLASSES.length);
-      for (const c of SOURCE_CLASSES[g]!) cls[c] = 1;
-      const s = new Uint8Array(W * H);
-      for (let i = 0; i < s.length; i++) if (inCrop[i] && !nearHair[i] && !others[i] && cls[parse.labels[i]!]) s[i] = 1;
-      // Beyond the parser's crop the background goes on (a window frame above the head): there,
-      // what the person mask calls background.
-      if (g === UNDER.background) for (let i = 0; i < s.length; i++) if (!inCrop[i] && !hair[i] && !nearHair[i] && !others[i] && person[i]! < 40) s[i] = 1;
-      if (g === UNDER.background) for (let i = 0; i < s.length; i++) if (person[i]! > 80) s[i] = 0;
-      // Body sources from the target's own body column only (a neighbour's dress or arm is no
-      // exemplar for this person's shoulders, and an undetected neighbour has no face to avoid).
-      if (g !== UNDER.background) {
-        for (let i = 0; i < s.length; i++) {
-          if (!s[i]) continue;
-          const x = i % W, y = (i - x) / W;
-          if (Math.abs(frameU(frame, x + 0.5, y + 0.5)) > 1.1) s[i] = 0;
-        }
-      }
-      sources[g] = s;
+  }
+  floodGroups(seeds, unknown, W, H);
+  for (let i = 0; i < under.length; i++) if (under[i] === 0) under[i] = seeds[i] || UNDER.clothing;
+  return under;
+}
+
+/** Per fill group, where the fill may copy from (HairFinding.sources). */
+function sourcesOf(h: Head, parse: FaceParse, crop: Box, inCrop: Uint8Array, soft: Uint8Array, sb: Box, hair: Uint8Array, person: Uint8Array, others: Uint8Array): Uint8Array[] {
+  const { frame } = h;
+  const W = h.image.width, H = h.image.height;
+  const labels = parse.labels;
+  // Sources keep clear of any hair by ~1.5% of the face width: the soft edge of the old hair (a
+  // dark fringe on skin, a light halo on a bright wall) copied into the fill draws its outline again.
+  const anyHair = new Uint8Array(W * H);
+  for (let y = sb.y0; y < sb.y1; y++) for (let x = sb.x0, i = y * W + x; x < sb.x1; x++, i++) anyHair[i] = soft[i]! > 20 ? 1 : 0;
+  const nearHair = dilate(anyHair, W, H, Math.max(2, Math.round(0.015 * frame.scale)));
+  const sources: Uint8Array[] = [];
+  // Background: the parser's background class in its crop; beyond the crop the background goes
+  // on (a window frame above the head): there, what the person mask calls background. Never on
+  // the person mask.
+  const bg = new Uint8Array(W * H);
+  for (let i = 0; i < bg.length; i++) {
+    if (nearHair[i] || others[i] || person[i]! > 80) continue;
+    if (inCrop[i] ? labels[i] === CLASS.background : !hair[i] && person[i]! < 40) bg[i] = 1;
+  }
+  sources[UNDER.background] = bg;
+  // Skin and clothing: their classes in the crop, from the target's own body column only (a
+  // neighbour's dress or arm is no exemplar for this person's shoulders, and an undetected
+  // neighbour has no face to avoid).
+  sources[UNDER.skin] = new Uint8Array(W * H);
+  sources[UNDER.clothing] = new Uint8Array(W * H);
+  for (let y = crop.y0; y < crop.y1; y++) {
+    for (let x = crop.x0, i = y * W + x; x < crop.x1; x++, i++) {
+      const g = BODY_SOURCE_OF_CLASS[labels[i]!]!;
+      if (!g || nearHair[i] || others[i]) continue;
+      if (Math.abs(frameU(frame, x + 0.5, y + 0.5)) <= 1.1) sources[g]![i] = 1;
     }
-    return { hair, under, sources, person, others };
-  });
+  }
+  return sources;
 }
 
 /** Original hair without BiSeNet: the person mask, off the face, near the head, hair-coloured. */
@@ -309,16 +437,19 @@ export async function hairFromSegmentation(seg: ModelSession, size: { width: num
   const { width: W, height: H } = size;
   const person = await segmentPerson(seg, image, W, H, t, { stages: ['segmentation', 'segmentation', 'segmentation'] });
   // Hair colour: median Lab of person pixels just above the forehead (landmark 10).
-  const samples: Array<[number, number, number]> = [];
+  // One list a channel, the median by selection (the value a sorted copy holds at n >> 1).
+  const samples: [number[], number[], number[]] = [[], [], []];
   const [fx, fy] = [lm[10]![0], lm[10]![1]];
   const r = frame.scale * 0.12;
   for (let y = Math.max(0, Math.round(fy - 2.2 * r)); y < Math.min(image.height, Math.round(fy - 0.4 * r)); y++) {
     for (let x = Math.max(0, Math.round(fx - r)); x < Math.min(image.width, Math.round(fx + r)); x++) {
       const i = y * image.width + x;
-      if (person[i]! > 128) samples.push(srgbToLab(image.data[3 * i]!, image.data[3 * i + 1]!, image.data[3 * i + 2]!));
+      if (person[i]! <= 128) continue;
+      const c = 3 * labSlot(image.data, i);
+      for (let k = 0; k < 3; k++) samples[k]!.push(labVal[c + k]!);
     }
   }
-  const med = (k: 0 | 1 | 2) => [...samples.map((s) => s[k])].sort((a, b) => a - b)[Math.floor(samples.length / 2)] ?? 0;
+  const med = (k: 0 | 1 | 2) => (samples[k].length ? kthSmallest(Float64Array.from(samples[k]), samples[k].length >> 1) : 0);
   const ref = [med(0), med(1), med(2)] as const;
   const n = image.width * image.height;
   const hair = new Uint8Array(n);
@@ -330,10 +461,14 @@ export async function hairFromSegmentation(seg: ModelSession, size: { width: num
       if (v > anchors.chin + 0.9 || Math.abs(u) > 1.2) continue;
       const insideFace = Math.abs(u) < anchors.ovalHalfWidth(v, u) && v > anchors.forehead + 0.05 && v < anchors.chin;
       if (insideFace) continue;
-      const [L, A, B] = srgbToLab(image.data[3 * i]!, image.data[3 * i + 1]!, image.data[3 * i + 2]!);
-      const dE = Math.hypot(L - ref[0], A - ref[1], B - ref[2]);
+      // Above the head every person pixel is hair: the colour is tested only below.
       const aboveHead = v < anchors.forehead + 0.02;
-      if (aboveHead || dE < 22) hair[i] = person[i]!;
+      if (aboveHead) {
+        hair[i] = person[i]!;
+        continue;
+      }
+      const c = 3 * labSlot(image.data, i);
+      if (Math.hypot(labVal[c]! - ref[0], labVal[c + 1]! - ref[1], labVal[c + 2]! - ref[2]) < 22) hair[i] = person[i]!;
     }
   }
   const under = new Uint8Array(person.length);

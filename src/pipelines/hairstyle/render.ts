@@ -151,7 +151,10 @@ function rasterize(an: HeadAnalysis, look: Look, t: Template, p: Variant, layer:
             (v < a.forehead + 0.09 && v > a.forehead - 0.08 && Math.abs(u) < a.ovalHalfWidth(Math.max(v, a.forehead), u) + 0.02) ||
             (t.short && v > a.brows - 0.05 && Math.abs(u) < a.ovalHalfWidth(v, u) + 0.12);
           const depthGuess = -raw;
-          const relief = t.shade(u, v, ctx, depthGuess);
+          // The relief (a pure function of the pixel) is taken before the outline only where the
+          // outline needs it; elsewhere after it, once the pixel is known to be drawn (about a
+          // quarter of the pixels looked at lie outside the clumped outline).
+          let relief = t.strands > 0 ? NaN : t.shade(u, v, ctx, depthGuess);
           // Clumped edges follow the strands; where the relief draws its own bundles (curls,
           // ropes) the outline follows those: a ringlet's crease cuts in, its bulge stands out.
           const lump = t.strands > 0 ? 0.75 * clump + 0.25 * (fibre * 2 - 1) : 0.8 * relief + 0.2 * (fibre * 2 - 1);
@@ -164,6 +167,7 @@ function rasterize(an: HeadAnalysis, look: Look, t: Template, p: Variant, layer:
           const presence = (t.wisps === 0 || t.strands === 0) && !onForehead ? 1 : smooth(0, 1, (-d / zone) * 1.5 + fibre - 0.45);
           const cover = ramp * presence * t.opacity;
           if (cover <= 0) continue;
+          if (t.strands > 0) relief = t.shade(u, v, ctx, depthGuess);
           const depth = -d;
           // Normal of the hair's mass; below its centre it hangs (a cylinder more than a sphere),
           // and it turns away from the camera towards the outline.
@@ -192,9 +196,13 @@ function rasterize(an: HeadAnalysis, look: Look, t: Template, p: Variant, layer:
           const tnH = nx * Hx + ny * Hy + nz * Hz;
           const d1 = th1 + (-0.1 + 0.35 * jit) * tnH;
           const d2 = th1 + (0.2 + 0.35 * jit) * tnH;
-          const spec = (Math.max(0, 1 - d1 * d1) ** 60 + 0.35 * Math.max(0, 1 - d2 * d2) ** 14) * smooth(-0.1, 0.3, nx * Lx + ny * Ly + nz * Lz);
+          // No highlight on the side turned from the light: the powers (the costliest part of the
+          // light) are taken only where the factor that fades it there is not 0.
+          const nl = nx * Lx + ny * Ly + nz * Lz;
+          const facing = smooth(-0.1, 0.3, nl);
+          const spec = facing > 0 ? (Math.max(0, 1 - d1 * d1) ** 60 + 0.35 * Math.max(0, 1 - d2 * d2) ** 14) * facing : 0;
           const tl = tx * Lx + ty * Ly + tz * Lz;
-          const wrap = Math.max(0, (nx * Lx + ny * Ly + nz * Lz + 0.5) / 1.5);
+          const wrap = Math.max(0, (nl + 0.5) / 1.5);
           const diffuse = wrap * (0.6 + 0.4 * Math.sqrt(Math.max(0, 1 - tl * tl)));
           // Self-shadowing: thin hair at the outline and next to the face, the gaps between clumps.
           const ao = (0.6 + 0.4 * smooth(0, 0.1, depth)) * (0.86 + 0.14 * clump);
@@ -319,13 +327,20 @@ export function removalMask(an: HeadAnalysis, layer: HairLayer): Uint8Array {
 export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number): RgbImage {
   const n = hole.length;
   let img = an.image;
+  // The hole's pixels, listed once (a small part of the photo): each group's part and the clearing
+  // of the hole from its sources walk this list, not the photo.
+  let count = 0;
+  for (let i = 0; i < n; i++) if (hole[i]) count++;
+  const holeAt = new Int32Array(count);
+  for (let i = 0, k = 0; k < count; i++) if (hole[i]) holeAt[k++] = i;
   for (let g = 1; g < an.sources.length; g++) {
     const part = new Uint8Array(n);
     let any = 0;
-    for (let i = 0; i < n; i++) if (hole[i] && (an.under[i] || 1) === g) any = part[i] = 1;
+    for (const i of holeAt) if ((an.under[i] || 1) === g) any = part[i] = 1;
     if (!any) continue;
-    const src = new Uint8Array(n);
-    for (let i = 0; i < n; i++) src[i] = an.sources[g]![i] && !hole[i] ? 1 : 0;
+    // The group's sources (0/1) less the hole: a copy, cleared on the hole's pixels.
+    const src = new Uint8Array(an.sources[g]!);
+    for (const i of holeAt) src[i] = 0;
     img = patchFill(img, part, { source: src, seed: seed + g });
   }
   return img;
