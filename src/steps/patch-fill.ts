@@ -504,10 +504,7 @@ export function patchFill(image: RgbImage, hole: Uint8Array, options: PatchFillO
   if (!options.source) src.fill(1);
   for (let y = 0; y < h; y++) {
     const i = (y0 + y) * W + x0;
-    // Bytes to floats in a loop: TypedArray.set across element types takes V8's generic path,
-    // ~10 ns an element (40 ms for a try-on's fill region at 1 MP).
-    const data = image.data;
-    for (let k = 3 * i, e = 3 * (i + w), o = 3 * y * w; k < e; k++, o++) img[o] = data[k]!;
+    img.set(image.data.subarray(3 * i, 3 * (i + w)), 3 * y * w);
     for (let x = 0, j = y * w; x < w; x++, j++) {
       hl[j] = hole[i + x] ? 1 : 0;
       if (options.source) src[j] = options.source[i + x] ? 1 : 0;
