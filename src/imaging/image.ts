@@ -297,14 +297,11 @@ export async function placeMask(
   if (scaled.info.channels !== 1) throw new Error(`placeMask: expected 1 channel, got ${scaled.info.channels}`);
   const out = new Uint8Array(canvas.width * canvas.height);
   const { width: sw, height: sh } = scaled.info;
-  for (let y = 0; y < sh; y++) {
-    const cy = y + Math.round(canvas.top);
-    if (cy < 0 || cy >= canvas.height) continue;
-    for (let x = 0; x < sw; x++) {
-      const cx = x + Math.round(canvas.left);
-      if (cx < 0 || cx >= canvas.width) continue;
-      out[cy * canvas.width + cx] = scaled.data[y * sw + x]!;
-    }
+  // Row by row, the part of each row inside the canvas in one copy.
+  const left = Math.round(canvas.left), top = Math.round(canvas.top);
+  const x0 = Math.max(0, -left), x1 = Math.min(sw, canvas.width - left);
+  for (let y = Math.max(0, -top); y < Math.min(sh, canvas.height - top) && x1 > x0; y++) {
+    out.set(scaled.data.subarray(y * sw + x0, y * sw + x1), (y + top) * canvas.width + left + x0);
   }
   return out;
 }

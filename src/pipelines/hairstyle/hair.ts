@@ -153,6 +153,18 @@ function floodGroups(groups: Uint8Array, region: Uint8Array, W: number, H: numbe
 }
 
 /**
+ * Math.hypot(a, b, c) < limit, decided by the squared length where it is clearly inside or outside
+ * (Math.hypot is slow); only lengths within a billionth of the limit take the exact test, so the
+ * answer is Math.hypot's.
+ */
+function closerThan(a: number, b: number, c: number, limit: number): boolean {
+  const d2 = a * a + b * b + c * c, l2 = limit * limit;
+  if (d2 < l2 * (1 - 1e-9)) return true;
+  if (d2 > l2 * (1 + 1e-9)) return false;
+  return Math.hypot(a, b, c) < limit;
+}
+
+/**
  * The k-th smallest value of `a` (reorders it): the value a sorted copy holds at k, in linear
  * time (Hoare quickselect; sorting the hair's tens of thousands of samples took ~15 ms a channel).
  */
@@ -322,9 +334,6 @@ function longHair(h: Head, parse: FaceParse, inCrop: Uint8Array, soft: Uint8Arra
     for (let k = 0; k < n; k++) dist[k] = Math.hypot(Ls[k]! - m0, As[k]! - m1, Bs[k]! - m2);
     const spread = kthSmallest(dist, n >> 1);
     const limit = Math.max(5, 1.0 * spread);
-    // Squared distances clearly inside or outside the limit decide without Math.hypot (slow);
-    // only those within a billionth of it take the exact test.
-    const in2 = limit * limit * (1 - 1e-9), out2 = limit * limit * (1 + 1e-9);
     const cand = Uint8Array.from(parsed);
     const trustedAbove = cy + 0.9 * size;
     for (let y = 0; y < H; y++) {
@@ -337,8 +346,7 @@ function longHair(h: Head, parse: FaceParse, inCrop: Uint8Array, soft: Uint8Arra
         if (frameV(frame, x + 0.5, y + 0.5) > anchors.chin + 3 || Math.abs(frameU(frame, x + 0.5, y + 0.5)) > 1.3) continue;
         const c = 3 * labSlot(image.data, i);
         const dl = labVal[c]! - m0, da = labVal[c + 1]! - m1, db = labVal[c + 2]! - m2;
-        const d2 = dl * dl + da * da + db * db;
-        if (d2 < in2 || (d2 <= out2 && Math.hypot(dl, da, db) < limit)) cand[i] = 1;
+        if (closerThan(dl, da, db, limit)) cand[i] = 1;
       }
     }
     grown.set(componentsTouching(cand, parsed, W, H));
@@ -468,7 +476,7 @@ export async function hairFromSegmentation(seg: ModelSession, size: { width: num
         continue;
       }
       const c = 3 * labSlot(image.data, i);
-      if (Math.hypot(labVal[c]! - ref[0], labVal[c + 1]! - ref[1], labVal[c + 2]! - ref[2]) < 22) hair[i] = person[i]!;
+      if (closerThan(labVal[c]! - ref[0], labVal[c + 1]! - ref[1], labVal[c + 2]! - ref[2], 22)) hair[i] = person[i]!;
     }
   }
   const under = new Uint8Array(person.length);
