@@ -157,3 +157,29 @@ export function chamfer(seed: Uint8Array, W: number, H: number): Uint32Array {
   }
   return d;
 }
+
+/** A pixel rectangle. */
+export interface Region {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** The bounding box of a mask's non-zero pixels (null when empty); each row is read from both ends. */
+export function maskBox(mask: Uint8Array, W: number, H: number): Region | null {
+  let x0 = W, y0 = H, x1 = -1, y1 = -1;
+  for (let y = 0; y < H; y++) {
+    const row = y * W;
+    let a = 0;
+    while (a < W && !mask[row + a]) a++;
+    if (a === W) continue;
+    let b = W - 1;
+    while (!mask[row + b]) b--;
+    if (a < x0) x0 = a;
+    if (b > x1) x1 = b;
+    if (y < y0) y0 = y;
+    y1 = y;
+  }
+  return x1 < 0 ? null : { x: x0, y: y0, width: x1 - x0 + 1, height: y1 - y0 + 1 };
+}

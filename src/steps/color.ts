@@ -45,24 +45,25 @@ export function srgbToLab(r: number, g: number, b: number): [number, number, num
   return [116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)];
 }
 
-const LAB = new Map<number, [number, number, number]>();
-let lastKey = -1, lastLab: [number, number, number] = [0, 0, 0];
+// The memo: direct-mapped, 2^17 slots keyed by the colour (0xRRGGBB), in typed arrays. A Map's
+// lookups were most of the hair search over a 1 MP photo's person pixels and of the try-on's skin
+// test; two colours that share a slot evict each other, which only costs a recomputation.
+const LAB_SLOTS = 1 << 17;
+const labKeys = new Int32Array(LAB_SLOTS).fill(-1);
+const labSlots: Array<[number, number, number]> = new Array(LAB_SLOTS);
 /**
  * srgbToLab memoized: a product photo has few distinct colours and a body band a few tens of
- * thousands, each converted once (pow and cbrt per pixel were most of the try-on's garment stage);
- * neighbouring pixels mostly share a colour, so the last one's answer is tried first. The memo is
- * cleared when it grows past 2^20 colours. The array returned is shared: read it, never write it.
+ * thousands, each converted once (pow and cbrt per pixel were most of the try-on's garment stage).
+ * The same values as srgbToLab. The array returned is shared: read it, never write it.
  */
 export function labOf(r: number, g: number, b: number): [number, number, number] {
   const key = (r << 16) | (g << 8) | b;
-  if (key === lastKey) return lastLab;
-  let v = LAB.get(key);
-  if (!v) {
-    if (LAB.size >= 1 << 20) LAB.clear();
-    LAB.set(key, (v = srgbToLab(r, g, b)));
+  const slot = Math.imul(key, 0x9e3779b1) >>> 15;
+  if (labKeys[slot] !== key) {
+    labKeys[slot] = key;
+    labSlots[slot] = srgbToLab(r, g, b);
   }
-  (lastKey = key), (lastLab = v);
-  return v;
+  return labSlots[slot]!;
 }
 
 /** labOf of pixel i of interleaved RGB `data`. */

@@ -17,6 +17,7 @@
 // image) can replace it. Deterministic for a given input (seeded generator), so retries and golden
 // outputs reproduce.
 import type { RgbImage } from '../imaging/image.ts';
+import { maskBox } from '../imaging/morphology.ts';
 
 export interface PatchFillOptions {
   /** Patch radius in pixels (patch side 2r+1) at every level. */
@@ -478,20 +479,9 @@ export function patchFill(image: RgbImage, hole: Uint8Array, options: PatchFillO
   const r = options.radius ?? 2;
   const { width: W, height: H } = image;
   // The working region: the hole's bounding box and a margin.
-  let x0 = W, y0 = H, x1 = -1, y1 = -1;
-  for (let y = 0; y < H; y++) {
-    const row = hole.subarray(y * W, (y + 1) * W);
-    let a = 0;
-    while (a < W && !row[a]) a++;
-    if (a === W) continue;
-    let b = W - 1;
-    while (!row[b]) b--;
-    if (a < x0) x0 = a;
-    if (b > x1) x1 = b;
-    if (y < y0) y0 = y;
-    y1 = y;
-  }
-  if (x1 < 0) return image;
+  const box = maskBox(hole, W, H);
+  if (!box) return image;
+  let x0 = box.x, y0 = box.y, x1 = box.x + box.width - 1, y1 = box.y + box.height - 1;
   const m = Math.max(24, Math.round((options.margin ?? 0.5) * Math.max(x1 - x0 + 1, y1 - y0 + 1)));
   x0 = Math.max(0, x0 - m);
   y0 = Math.max(0, y0 - m);

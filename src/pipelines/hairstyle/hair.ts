@@ -10,10 +10,10 @@
 //   segmentation  without BiSeNet: the person mask, off the face, near the head, hair-coloured;
 //                 under: background outside the person mask, the person elsewhere
 import type { RgbImage } from '../../imaging/image.ts';
-import { chamfer, componentsTouching, dilate } from '../../imaging/morphology.ts';
+import { chamfer, componentsTouching, dilate, maskBox } from '../../imaging/morphology.ts';
 import type { ModelSession } from '../../models/onnx.ts';
 import type { StageTimer } from '../../domain/stage-timer.ts';
-import { srgbToLab } from '../../steps/color.ts';
+import { labAt } from '../../steps/color.ts';
 import type { Face } from '../../steps/face-detection.ts';
 import type { Landmark } from '../../steps/face-mesh.ts';
 import { CELEBAMASK_CLASSES, CLASS, parseFace, softClassMask, type FaceParse, type FaceParsingParams } from '../../steps/face-parsing.ts';
@@ -91,42 +91,6 @@ const SOURCE_CLASSES: Record<number, readonly number[]> = {
 // The body's source group (skin or clothing) by class id, 0 for the others: one lookup a pixel.
 const BODY_SOURCE_OF_CLASS = new Uint8Array(CELEBAMASK_CLASSES.length);
 for (const g of [UNDER.skin, UNDER.clothing]) for (const c of SOURCE_CLASSES[g]!) BODY_SOURCE_OF_CLASS[c] = g;
-
-/** The box of `mask`'s non-zero pixels (empty: x1 <= x0, y1 <= y0). */
-function boxOf(mask: Uint8Array, W: number, H: number): Box {
-  let x0 = W, x1 = 0, y0 = H, y1 = 0;
-  for (let y = 0; y < H; y++) {
-    const row = y * W;
-    let a = 0;
-    while (a < W && !mask[row + a]) a++;
-    if (a === W) continue;
-    let b = W - 1;
-    while (!mask[row + b]) b--;
-    if (y0 === H) y0 = y;
-    y1 = y + 1;
-    x0 = Math.min(x0, a);
-    x1 = Math.max(x1, b + 1);
-  }
-  return { x0, x1, y0, y1 };
-}
-
-// srgbToLab by colour through a direct-mapped cache (2^17 slots, the colour as key): the same
-// values, looked up in typed arrays (the shared memo's Map lookups and its [L, a, b] allocations
-// were most of the long-hair search over a 1 MP photo's person pixels).
-const LAB_SLOTS = 1 << 17;
-const labKey = new Int32Array(LAB_SLOTS).fill(-1);
-const labVal = new Float64Array(3 * LAB_SLOTS);
-/** Slot of pixel i's colour in labVal (L, a, b at 3 * slot). */
-function labSlot(data: Uint8Array, i: number): number {
-  const key = (data[3 * i]! << 16) | (data[3 * i + 1]! << 8) | data[3 * i + 2]!;
-  const slot = Math.imul(key, 0x9e3779b1) >>> 15;
-  if (labKey[slot] !== key) {
-    const [L, a, b] = srgbToLab(data[3 * i]!, data[3 * i + 1]!, data[3 * i + 2]!);
-    labKey[slot] = key;
-    (labVal[3 * slot] = L), (labVal[3 * slot + 1] = a), (labVal[3 * slot + 2] = b);
-  }
-  return slot;
-}
 
 /**
  * Multi-source flood: each pixel with group 0 (unknown) inside `region` takes the group of the
@@ -288,7 +252,8 @@ function parsedHair(h: Head, parse: FaceParse, soft: Uint8Array, person: Uint8Ar
   for (let y = crop.y0; y < crop.y1; y++) inCrop.fill(1, y * W + crop.x0, y * W + crop.x1);
   const others = undetectedOthers(h, parse.labels, crop, person);
   // The soft hair is 0 outside its box (it may reach a pixel past the crop's box: its placement rounds).
-  const sb = boxOf(soft, W, H);
+  const r = maskBox(soft, W, H);
+  const sb: Box = r ? { x0: r.x, x1: r.x + r.width, y0: r.y, y1: r.y + r.height } : { x0: 0, x1: 0, y0: 0, y1: 0 };
   const bin = new Uint8Array(W * H);
   for (let y = sb.y0; y < sb.y1; y++) for (let x = sb.x0, i = y * W + x; x < sb.x1; x++, i++) bin[i] = soft[i]! > 77 && !others[i] ? 1 : 0;
   const parsed = componentsTouching(bin, headZone(h, bin, sb), W, H);
@@ -325,8 +290,8 @@ function longHair(h: Head, parse: FaceParse, inCrop: Uint8Array, soft: Uint8Arra
     const Ls = new Float64Array(n), As = new Float64Array(n), Bs = new Float64Array(n);
     for (let i = first, k = 0; i < end; i += 3) {
       if (!parsed[i] || soft[i]! <= 200) continue;
-      const c = 3 * labSlot(image.data, i);
-      (Ls[k] = labVal[c]!), (As[k] = labVal[c + 1]!), (Bs[k++] = labVal[c + 2]!);
+      const lab = labAt(image.data, i);
+      (Ls[k] = lab[0]), (As[k] = lab[1]), (Bs[k++] = lab[2]);
     }
     // Medians by selection: the element a sorted copy holds at n >> 1.
     const m0 = kthSmallest(Ls.slice(), n >> 1), m1 = kthSmallest(As.slice(), n >> 1), m2 = kthSmallest(Bs.slice(), n >> 1);
@@ -344,9 +309,8 @@ function longHair(h: Head, parse: FaceParse, inCrop: Uint8Array, soft: Uint8Arra
         const trusted = inCrop[i] && y < trustedAbove && labels[i] !== CLASS.background;
         if (trusted || h.protect[i] || others[i] || person[i]! < 128) continue;
         if (frameV(frame, x + 0.5, y + 0.5) > anchors.chin + 3 || Math.abs(frameU(frame, x + 0.5, y + 0.5)) > 1.3) continue;
-        const c = 3 * labSlot(image.data, i);
-        const dl = labVal[c]! - m0, da = labVal[c + 1]! - m1, db = labVal[c + 2]! - m2;
-        if (closerThan(dl, da, db, limit)) cand[i] = 1;
+        const lab = labAt(image.data, i);
+        if (closerThan(lab[0] - m0, lab[1] - m1, lab[2] - m2, limit)) cand[i] = 1;
       }
     }
     grown.set(componentsTouching(cand, parsed, W, H));
@@ -453,8 +417,8 @@ export async function hairFromSegmentation(seg: ModelSession, size: { width: num
     for (let x = Math.max(0, Math.round(fx - r)); x < Math.min(image.width, Math.round(fx + r)); x++) {
       const i = y * image.width + x;
       if (person[i]! <= 128) continue;
-      const c = 3 * labSlot(image.data, i);
-      for (let k = 0; k < 3; k++) samples[k]!.push(labVal[c + k]!);
+      const lab = labAt(image.data, i);
+      for (let k = 0; k < 3; k++) samples[k]!.push(lab[k]!);
     }
   }
   const med = (k: 0 | 1 | 2) => (samples[k].length ? kthSmallest(Float64Array.from(samples[k]), samples[k].length >> 1) : 0);
@@ -475,8 +439,8 @@ export async function hairFromSegmentation(seg: ModelSession, size: { width: num
         hair[i] = person[i]!;
         continue;
       }
-      const c = 3 * labSlot(image.data, i);
-      if (closerThan(labVal[c]! - ref[0], labVal[c + 1]! - ref[1], labVal[c + 2]! - ref[2], 22)) hair[i] = person[i]!;
+      const lab = labAt(image.data, i);
+      if (closerThan(lab[0] - ref[0], lab[1] - ref[1], lab[2] - ref[2], 22)) hair[i] = person[i]!;
     }
   }
   const under = new Uint8Array(person.length);

@@ -16,14 +16,13 @@ import type { StageTimer } from '../../domain/stage-timer.ts';
 import { bodyLandmarks, detectBodies, type BodyPose } from '../../steps/blazepose.ts';
 import { detectFaces, type Face } from '../../steps/face-detection.ts';
 import { CELEBAMASK_CLASSES, parseFace } from '../../steps/face-parsing.ts';
-import { dilate } from '../../imaging/morphology.ts';
+import { dilate, maskBox } from '../../imaging/morphology.ts';
 import { labAt, labOf } from '../../steps/color.ts';
 import { segmentPerson } from '../../steps/person-segmentation.ts';
 import { bodyOfFace, splitInstance, targetBodyIndex, targetFaceIndex, type Shape } from '../../steps/person-instance.ts';
 import type { PipelineContext } from '../types.ts';
 import { above } from './masks.ts';
 import { bodyFrame, mid, skeletonParts, skeletonShapes, type Body } from './body.ts';
-import { maskBox } from './warp.ts';
 
 /** Class names of a manifest param (face-parsing classes) as class ids. */
 function classIds(value: unknown, key: string): number[] {

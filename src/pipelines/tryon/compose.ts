@@ -7,7 +7,7 @@ import { copyBytes, type RgbImage } from '../../imaging/image.ts';
 import { patchFill } from '../../steps/patch-fill.ts';
 import { andNot, area, union } from './masks.ts';
 import { cuffFade, type Cuff, type PartName } from './parts.ts';
-import type { Region } from './warp.ts';
+import type { Region } from '../../imaging/morphology.ts';
 
 /**
  * Box blur of a float map (radius r), for shading and feathering: rows, then columns walked in

@@ -19,7 +19,7 @@
 import type { ClothesType } from '../../domain/job.ts';
 import { AppError } from '../../errors/codes.ts';
 import { decodeImage, type RgbImage } from '../../imaging/image.ts';
-import { close } from '../../imaging/morphology.ts';
+import { close, maskBox, type Region } from '../../imaging/morphology.ts';
 import { numberParam } from '../../models/params.ts';
 import { stageTimer, type StageTimer } from '../../domain/stage-timer.ts';
 import { labAt, srgbToLab } from '../../steps/color.ts';
@@ -33,7 +33,7 @@ import { clothingMask, wornParts } from './garment-worn.ts';
 import { bodyParts, type BodyParts, type Cuff, type PartName } from './parts.ts';
 import { tryonSpec } from './spec.ts';
 import { andNot, area, intersect, notAbove, union } from './masks.ts';
-import { maskBox, warpPart, type Region } from './warp.ts';
+import { warpPart } from './warp.ts';
 
 export interface TryonRender {
   image: RgbImage;

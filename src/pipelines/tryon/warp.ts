@@ -10,33 +10,11 @@
 //                   the graph's own spline left as the identity
 //   output  float32 [1, 4, rh, rw]: premultiplied RGB and alpha on the region
 import type { RgbImage } from '../../imaging/image.ts';
+import { maskBox, type Region } from '../../imaging/morphology.ts';
 import type { ModelSession } from '../../models/onnx.ts';
 import { solveTps } from '../../steps/tps.ts';
 import type { P } from './body.ts';
 import type { Strip } from './parts.ts';
-
-export interface Region {
-  x: number;
-  y: number;
-  width: number;
-  height: number;
-}
-
-/** The bounding box of a 0/1 mask (null when empty). */
-export function maskBox(mask: Uint8Array, W: number, H: number): Region | null {
-  let x0 = W, y0 = H, x1 = -1, y1 = -1;
-  for (let y = 0; y < H; y++) {
-    const row = y * W;
-    for (let x = 0; x < W; x++) {
-      if (!mask[row + x]) continue;
-      if (x < x0) x0 = x;
-      if (x > x1) x1 = x;
-      if (y < y0) y0 = y;
-      y1 = y;
-    }
-  }
-  return x1 < 0 ? null : { x: x0, y: y0, width: x1 - x0 + 1, height: y1 - y0 + 1 };
-}
 
 const points = (s: Strip): P[] => [...s.centre, ...s.left, ...s.right];
 
