@@ -108,7 +108,7 @@ const IDEMPOTENCY_KEY = {
   in: 'header',
   required: false,
   description:
-    `Makes the create safe to retry: the same key with the same request from the same user within ${IDEMPOTENCY_TTL_MS / 3_600_000} h ` +
+    `Makes the create safe to retry: the same key with the same request from the same user within ${IDEMPOTENCY_TTL_MS / 3_600_000} h (on create-task, as long as the task's record is kept) ` +
     'answers the first request\'s id and charges once (the answer then carries `Idempotent-Replayed: true`); the same key with a ' +
     'different request is refused. 1 to 255 visible ASCII characters (a UUID, say).',
   schema: { type: 'string', minLength: 1, maxLength: 255 },

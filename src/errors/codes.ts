@@ -34,7 +34,7 @@ export const ErrorCatalog = {
   /** Idempotency-Key is empty, too long or has characters outside visible ASCII. */
   IDEMPOTENCY_KEY_INVALID: { status: 400, retryable: false, message: 'Idempotency-Key must be 1 to 255 visible ASCII characters' },
   /**
-   * The user already created something with this Idempotency-Key (within 24 h) from a different
+   * The user already created something with this Idempotency-Key (in its lifetime) from a different
    * request. 422 as the IETF idempotency-key draft answers a reused key; nothing was created or
    * charged. (A duplicate that matches is not an error: it answers the first request's id.)
    */

@@ -12,6 +12,8 @@ import { JobName, QueueName, type TaskJobData } from './task-queue.ts';
  *    ARGV before the task pairs (idempotency fingerprint and lifetime, cancel-after ms).
  * 4: the idempotency record is a string ("fingerprint|cost|task_id|job_id|created_ms") instead of
  *    a hash, and a fingerprint may not contain "|". (Records version 3 wrote are still read.)
+ *    Within 4, a record lifetime of 0 (ARGV[8]) says the task id was derived from the key: the task
+ *    record is the key's record (what the HTTP API's create-task does); other values are unchanged.
  */
 export const QUEUE_CONTRACT_VERSION = 4;
 

@@ -33,8 +33,12 @@ export interface NewTask {
   chargeReason?: string;
   /** A job record written in the same step (job APIs). */
   job?: { jobId: string; fields: Record<string, string | number> };
-  /** Idempotency-Key (its sha256) and the request's fingerprint: see domain/idempotency.ts. */
-  idempotency?: { keyHash: string; fingerprint: string };
+  /**
+   * Idempotency-Key (its sha256) and the request's fingerprint: see domain/idempotency.ts.
+   * `inTaskRecord`: the task id was derived from the key (idempotentTaskId), so the task record is
+   * the key's record and no record of its own is written; only when `keysInTaskRecords`.
+   */
+  idempotency?: { keyHash: string; fingerprint: string; inTaskRecord?: boolean };
   /** Cancel-After: the task is canceled if it has not ended this long after its creation. */
   cancelAfterMs?: number;
 }
@@ -114,7 +118,7 @@ export class TaskStore {
       taskFields.length / 2,
       jobFields.length / 2,
       t.idempotency?.fingerprint ?? '',
-      IDEMPOTENCY_TTL_MS,
+      t.idempotency?.inTaskRecord ? 0 : IDEMPOTENCY_TTL_MS,
       t.cancelAfterMs ?? 0,
       ...taskFields,
       ...jobFields,
@@ -125,7 +129,7 @@ export class TaskStore {
       return { created: false, taskId, jobId: jobId || null, cost, createdMs };
     }
     if (code === -4) {
-      throw new AppError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was already used with a different request (another body, files or operation) in the last 24 hours; use a new key for a new request');
+      throw new AppError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was already used with a different request (another body, files or operation); use a new key for a new request');
     }
     if (code === -1) {
       throw new AppError('INSUFFICIENT_CREDITS', `this costs ${t.cost} credits; the balance is ${balance}`, { balance, cost: t.cost });
@@ -208,7 +212,16 @@ export class TaskStore {
     return this.transition(taskId, 'canceled', true, fields, userId);
   }
 
-  /** Whether the user's Idempotency-Key (its sha256) has created something in its 24 hours. */
+  /**
+   * Whether a task record can be its key's record (NewTask.idempotency.inTaskRecord): records
+   * outlive the key's 24 h (TASK_RECORD_TTL_DAYS >= 1, the default 7), so the key is remembered
+   * at least that long, and as long as the task's record is kept.
+   */
+  get keysInTaskRecords(): boolean {
+    return this.settings.recordTtlMs >= IDEMPOTENCY_TTL_MS;
+  }
+
+  /** Whether the user's Idempotency-Key (its sha256) has created something in its 24 hours (a job's own record). */
   async idempotencyKeyUsed(userId: number, keyHash: string): Promise<boolean> {
     return (await this.redis.exists(this.keys.idempotency(userId, keyHash))) === 1;
   }

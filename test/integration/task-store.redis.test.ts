@@ -6,6 +6,7 @@ import { inject } from 'vitest';
 import { Accounts, hashApiKey } from '../../src/store/accounts.ts';
 import { connectRedis, deleteKeysWithPrefix, keyspace, type RedisClient } from '../../src/store/redis.ts';
 import { TaskStore } from '../../src/store/task-store.ts';
+import { idempotentTaskId } from '../../src/domain/idempotency.ts';
 import type { VersionId } from '../../src/domain/version-id.ts';
 
 const prefix = `t${randomBytes(5).toString('hex')}`;
@@ -165,6 +166,49 @@ describe('idempotency records', () => {
     expect(first.created).toBe(true);
     const again = await tasks.create({ taskId: newId(), userId: user, version: V, pipeline: 'face-detection', input: {}, webhookUrl: null, cost: 1, job, idempotency: { keyHash: 'j'.repeat(64), fingerprint: 'f1' } });
     expect(again).toMatchObject({ created: false, taskId, jobId: 'job-1', cost: 1 });
+  });
+});
+
+describe('idempotency in the task record (create-task: the id derived from the key)', () => {
+  const create = (user: number, keyHash: string, fingerprint: string, cost = 1) =>
+    tasks.create({ taskId: idempotentTaskId(user, keyHash), userId: user, version: V, pipeline: 'face-detection', input: {}, webhookUrl: null, cost, idempotency: { keyHash, fingerprint, inTaskRecord: true } });
+
+  it('records that outlive the key hold it; a store whose records do not, cannot', () => {
+    expect(tasks.keysInTaskRecords).toBe(true);
+    expect(new TaskStore(redis, keys, { retentionMs: 1000, recordTtlMs: 23 * 3_600_000 }).keysInTaskRecords).toBe(false);
+  });
+
+  it('no record of its own: the repeat finds the task by its id, another fingerprint is refused, charged once', async () => {
+    const user = await newUser(5);
+    const first = await create(user, 'r'.repeat(64), 'f1', 2);
+    if (!first.created) throw new Error('the first use of a key creates');
+    expect(await redis.exists(keys.idempotency(user, 'r'.repeat(64)))).toBe(0);
+    expect(await redis.hget(keys.task(idempotentTaskId(user, 'r'.repeat(64))), 'idempotency_fingerprint')).toBe('f1');
+    expect(await create(user, 'r'.repeat(64), 'f1', 2)).toEqual({ created: false, taskId: idempotentTaskId(user, 'r'.repeat(64)), jobId: null, cost: 2, createdMs: first.createdMs });
+    await expect(create(user, 'r'.repeat(64), 'f2', 2)).rejects.toMatchObject({ code: 'IDEMPOTENCY_KEY_REUSED' });
+    expect(await accounts.balance(user)).toBe(3);
+    expect(await redis.zcard(keys.userTasks(user))).toBe(1);
+    // The same key from another user is another task.
+    const other = await newUser(5);
+    expect(idempotentTaskId(other, 'r'.repeat(64))).not.toBe(idempotentTaskId(user, 'r'.repeat(64)));
+    expect((await create(other, 'r'.repeat(64), 'f1')).created).toBe(true);
+  });
+
+  it('a record of its own (a producer without derived ids, or an API before them) still answers', async () => {
+    const user = await newUser(5);
+    await redis.set(keys.idempotency(user, 'o'.repeat(64)), `f1|3|${'b'.repeat(32)}||1234`, 'PX', 60_000);
+    expect(await create(user, 'o'.repeat(64), 'f1')).toEqual({ created: false, taskId: 'b'.repeat(32), jobId: null, cost: 3, createdMs: 1234 });
+    await expect(create(user, 'o'.repeat(64), 'f2')).rejects.toMatchObject({ code: 'IDEMPOTENCY_KEY_REUSED' });
+    expect(await accounts.balance(user)).toBe(5);
+    expect(await redis.exists(keys.task(idempotentTaskId(user, 'o'.repeat(64))))).toBe(0);
+  });
+
+  it('a create refused for credits writes nothing: the retry after a top-up creates', async () => {
+    const user = await newUser(0);
+    await expect(create(user, 'n'.repeat(64), 'f1')).rejects.toMatchObject({ code: 'INSUFFICIENT_CREDITS' });
+    expect(await redis.exists(keys.task(idempotentTaskId(user, 'n'.repeat(64))))).toBe(0);
+    await accounts.addCredits(user, 1, 'test');
+    expect((await create(user, 'n'.repeat(64), 'f1')).created).toBe(true);
   });
 });
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { FastifyRequest } from 'fastify';
 import { cancelAfterMsOf, idempotencyKeyOf, parseDuration, preferredWaitSOf } from '../../src/api/request-headers.ts';
-import { canonicalJson, requestFingerprint } from '../../src/domain/idempotency.ts';
+import { requestFingerprint, taskFingerprint } from '../../src/domain/idempotency.ts';
 
 const req = (headers: Record<string, string>) => ({ headers }) as unknown as FastifyRequest;
 
@@ -36,9 +36,21 @@ describe('request headers', () => {
   });
 
   it('fingerprints ignore key order, not values, arrays order or the operation', () => {
-    expect(canonicalJson({ b: 1, a: { d: [2, 1], c: null } })).toBe('{"a":{"c":null,"d":[2,1]},"b":1}');
-    expect(requestFingerprint('task', { a: 1, b: 2 })).toBe(requestFingerprint('task', { b: 2, a: 1 }));
-    expect(requestFingerprint('task', { a: [1, 2] })).not.toBe(requestFingerprint('task', { a: [2, 1] }));
-    expect(requestFingerprint('task', { a: 1 })).not.toBe(requestFingerprint('job:hairstyle', { a: 1 }));
+    expect(requestFingerprint('job:hairstyle', { a: 1, b: { d: [2, 1], c: null } })).toBe(requestFingerprint('job:hairstyle', { b: { c: null, d: [2, 1] }, a: 1 }));
+    expect(requestFingerprint('job:hairstyle', { a: [1, 2] })).not.toBe(requestFingerprint('job:hairstyle', { a: [2, 1] }));
+    expect(requestFingerprint('job:tryon', { a: 1 })).not.toBe(requestFingerprint('job:hairstyle', { a: 1 }));
+  });
+
+  it('a create-task is known by its version, input, webhook and deadline', () => {
+    const v = 'a'.repeat(64);
+    const f = taskFingerprint(v, { image: 'http://x/a.png', min_score: 0.5 }, null, null);
+    expect(f).toMatch(/^[0-9a-f]{64}$/);
+    expect(taskFingerprint(v, { image: 'http://x/a.png', min_score: 0.5 }, null, null)).toBe(f);
+    for (const other of [
+      taskFingerprint('b'.repeat(64), { image: 'http://x/a.png', min_score: 0.5 }, null, null),
+      taskFingerprint(v, { image: 'http://x/a.png', min_score: 0.6 }, null, null),
+      taskFingerprint(v, { image: 'http://x/a.png', min_score: 0.5 }, 'http://x/hook', null),
+      taskFingerprint(v, { image: 'http://x/a.png', min_score: 0.5 }, null, 30_000),
+    ]) expect(other).not.toBe(f);
   });
 });

@@ -9,7 +9,7 @@ import { PIPELINE_SPECS } from '../../pipelines/specs.ts';
 import { authenticate } from '../auth.ts';
 import { ok } from '../envelope.ts';
 import { cancelAfterMsOf, idempotencyKeyOf, preferredWaitSOf } from '../request-headers.ts';
-import { requestFingerprint } from '../../domain/idempotency.ts';
+import { idempotentTaskId, taskFingerprint } from '../../domain/idempotency.ts';
 import type { AppDeps } from '../app.ts';
 
 /** The create-task body (the OpenAPI document is generated from it too: api/openapi.ts). */
@@ -101,7 +101,8 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps): void {
       ...(webhook_url ? [deps.http.check(webhook_url, 'webhook_url')] : []),
     ]);
 
-    const taskId = randomUUID().replace(/-/g, '');
+    const inTaskRecord = idempotencyKey !== undefined && tasks.keysInTaskRecords;
+    const taskId = inTaskRecord ? idempotentTaskId(userId, idempotencyKey) : randomUUID().replace(/-/g, '');
     const cost = version.manifest.cost;
     const created = await deps.submitter.submit({
       taskId,
@@ -112,8 +113,7 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps): void {
       webhookUrl: webhook_url ?? null,
       cost,
       cancelAfterMs,
-      // The body as sent (key order aside) and the deadline: what the task is. Prefer is not.
-      idempotency: idempotencyKey ? { keyHash: idempotencyKey, fingerprint: requestFingerprint('task', { body: body.data, cancel_after_ms: cancelAfterMs ?? null }) } : undefined,
+      idempotency: idempotencyKey ? { keyHash: idempotencyKey, fingerprint: taskFingerprint(version.id, parsed.data, webhook_url ?? null, cancelAfterMs ?? null), inTaskRecord } : undefined,
     });
     const result = created.created ? { task_id: taskId, task_cost: cost } : { task_id: created.taskId, task_cost: created.cost };
     if (!created.created) reply.header('idempotent-replayed', 'true');
