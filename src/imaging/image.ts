@@ -363,3 +363,54 @@ export async function encodePng(data: Uint8Array, width: number, height: number,
   const s = sharp(data, { raw: { width, height, channels } });
   return (channels === 1 ? s.toColourspace('b-w') : s).png({ compressionLevel: 6 }).toBuffer();
 }
+
+/**
+ * Colour bleeding ("edge padding"): each pixel outside `inside` within `rings` steps of it takes
+ * the mean colour of its already-coloured 8-neighbours, ring by ring, so that what samples an
+ * object's outline bilinearly (a warp that stretches it) reads the object's own colours there
+ * instead of its anti-aliased fringe and background. Pixels farther out keep their colour.
+ */
+export function bleedColours(img: RgbImage, inside: Uint8Array, rings: number): RgbImage {
+  const { width: W, height: H } = img;
+  const data = copyBytes(img.data);
+  const done = copyBytes(inside);
+  let frontier: number[] = [];
+  const pushNeighbours = (i: number, into: number[]) => {
+    const x = i % W, y = (i - x) / W;
+    for (let dy = -1; dy <= 1; dy++) {
+      const yy = y + dy;
+      if (yy < 0 || yy >= H) continue;
+      for (let dx = -1; dx <= 1; dx++) {
+        const xx = x + dx, j = yy * W + xx;
+        if (xx < 0 || xx >= W || done[j] !== 0) continue;
+        done[j] = 2; // queued for this ring
+        into.push(j);
+      }
+    }
+  };
+  for (let i = 0; i < done.length; i++) if (done[i] === 1) {
+    const x = i % W;
+    // Only the outline's pixels have neighbours outside.
+    if ((x > 0 && !inside[i - 1]) || (x < W - 1 && !inside[i + 1]) || (i >= W && !inside[i - W]) || (i + W < done.length && !inside[i + W])) pushNeighbours(i, frontier);
+  }
+  for (let ring = 0; ring < rings && frontier.length > 0; ring++) {
+    // Each ring reads only the rings before it (done === 1), then joins them.
+    for (const j of frontier) {
+      const x = j % W, y = (j - x) / W;
+      let r = 0, g = 0, b = 0, n = 0;
+      for (let yy = Math.max(0, y - 1); yy <= Math.min(H - 1, y + 1); yy++) {
+        for (let xx = Math.max(0, x - 1); xx <= Math.min(W - 1, x + 1); xx++) {
+          const k = yy * W + xx;
+          if (done[k] !== 1) continue;
+          r += data[3 * k]!, g += data[3 * k + 1]!, b += data[3 * k + 2]!, n++;
+        }
+      }
+      data[3 * j] = Math.round(r / n), data[3 * j + 1] = Math.round(g / n), data[3 * j + 2] = Math.round(b / n);
+    }
+    const next: number[] = [];
+    for (const j of frontier) done[j] = 1;
+    if (ring + 1 < rings) for (const j of frontier) pushNeighbours(j, next);
+    frontier = next;
+  }
+  return { data, width: W, height: H };
+}

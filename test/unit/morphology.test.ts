@@ -1,8 +1,10 @@
 // Binary morphology against an independent judge: libvips' morph through sharp (whose erode grows
 // a white foreground and whose dilate shrinks it) and a brute-force window scan.
+// Colour bleeding past a mask (a warp's source) against hand-computed pixels.
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { dilate, erode } from '../../src/imaging/morphology.ts';
+import { bleedColours } from '../../src/imaging/image.ts';
 
 function randomMask(W: number, H: number, seed: number): Uint8Array {
   const m = new Uint8Array(W * H);
@@ -90,5 +92,31 @@ describe('binary morphology', () => {
     m[20 * W + 20] = 1;
     expect(dilate(m, W, H, 2)).toEqual(bruteForce(m, W, H, 2, 1));
     expect(erode(m, W, H, 2)).toEqual(bruteForce(m, W, H, 2, 0));
+  });
+});
+
+describe('bleedColours', () => {
+  it('carries the inside colours outward ring by ring, and leaves pixels farther out as they were', () => {
+    // A 9x3 strip: red inside (x 0..2), a white fringe and background beyond.
+    const W = 9, H = 3;
+    const data = new Uint8Array(W * H * 3).fill(255);
+    const inside = new Uint8Array(W * H);
+    for (let y = 0; y < H; y++) for (let x = 0; x < 3; x++) (inside[y * W + x] = 1), data.set([200, 20, 30], 3 * (y * W + x));
+    const out = bleedColours({ data, width: W, height: H }, inside, 3);
+    for (let y = 0; y < H; y++) {
+      for (let x = 0; x < W; x++) {
+        const px = [...out.data.subarray(3 * (y * W + x), 3 * (y * W + x) + 3)];
+        expect(px, `(${x}, ${y})`).toEqual(x < 6 ? [200, 20, 30] : [255, 255, 255]);
+      }
+    }
+    // The input is not written.
+    expect([...data.subarray(3 * 4, 3 * 5)]).toEqual([255, 255, 255]);
+  });
+
+  it('averages the coloured neighbours where two colours meet', () => {
+    const W = 3, H = 1;
+    const data = new Uint8Array([0, 0, 0, 9, 9, 9, 100, 200, 50]);
+    const out = bleedColours({ data, width: W, height: H }, new Uint8Array([1, 0, 1]), 1);
+    expect([...out.data.subarray(3, 6)]).toEqual([50, 100, 25]);
   });
 });

@@ -183,16 +183,25 @@ export function shadeAndBlend(photo: RgbImage, base: RgbImage, layer: GarmentLay
   const R = Math.max(3, Math.round(0.12 * size));
   // The fine map on the box grown by 2r, the mean on the box grown by R (each its own crop).
   const cf = grow(box, 2 * r, W, H), cm = grow(box, R, W, H);
+  // Both averages are taken over what the garment covers only (weighted by its alpha: blur(L a) /
+  // blur(a)): the background beside the body is no part of its light, and a bright wall or window
+  // there lit the garment's outline as a pale rim, a dark one shaded it.
   const lf = luminance(photo, cf), lm = luminance(photo, cm);
+  const af = cropOf(alpha, W, cf), am = cropOf(alpha, W, cm);
+  for (let j = 0; j < lf.data.length; j++) lf.data[j]! *= af.data[j]!;
+  for (let j = 0; j < lm.data.length; j++) lm.data[j]! *= am.data[j]!;
   const fine = blur(blur(lf.data, lf.w, lf.h, r), lf.w, lf.h, r);
+  const fineW = blur(blur(af.data, af.w, af.h, r), af.w, af.h, r);
   const mean = blur(lm.data, lm.w, lm.h, R);
+  const meanW = blur(am.data, am.w, am.h, R);
   for (let y = box.y0; y <= box.y1; y++) {
     for (let x = box.x0; x <= box.x1; x++) {
       const i = y * W + x;
       const a = alpha[i]!;
       if (a <= 0) continue;
       const jf = (y - cf.y0) * lf.w + (x - cf.x0), jm = (y - cm.y0) * lm.w + (x - cm.x0);
-      const shade = Math.min(1.15, Math.max(0.75, 1 + 0.6 * (fine[jf]! / Math.max(mean[jm]!, 8) - 1)));
+      const lFine = fine[jf]! / Math.max(fineW[jf]!, 1e-3), lMean = mean[jm]! / Math.max(meanW[jm]!, 1e-3);
+      const shade = Math.min(1.15, Math.max(0.75, 1 + 0.6 * (lFine / Math.max(lMean, 8) - 1)));
       for (let k = 0; k < 3; k++) data[3 * i + k] = Math.round(data[3 * i + k]! * (1 - a) + Math.min(255, rgb[3 * i + k]! * 255 * shade) * a);
     }
   }

@@ -18,8 +18,8 @@
 // input and returned in tryon.json; this version does not interpret it.
 import type { ClothesType } from '../../domain/job.ts';
 import { AppError } from '../../errors/codes.ts';
-import { decodeImage, type RgbImage } from '../../imaging/image.ts';
-import { close, maskBox, type Region } from '../../imaging/morphology.ts';
+import { bleedColours, decodeImage, type RgbImage } from '../../imaging/image.ts';
+import { close, erode, maskBox, type Region } from '../../imaging/morphology.ts';
 import { numberParam } from '../../models/params.ts';
 import { stageTimer, type StageTimer } from '../../domain/stage-timer.ts';
 import { labAt, srgbToLab } from '../../steps/color.ts';
@@ -115,7 +115,11 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
   const lengths = Object.fromEntries(Object.entries(g.lengths).map(([k, v]) => [k, v * scale]));
   const parts = await t.time('body', () => bodyParts(body, instance, type, lengths, g.skirt));
 
-  // Warp each part the garment and the body both have.
+  // Warp each part the garment and the body both have. The warp samples the garment bilinearly
+  // and stretches it where the body is wider than the garment (a hip below a T-shirt's hem): its
+  // colours are bled past its outline first, so the anti-aliased fringe and the background beside
+  // it (a product photo's white) do not become a pale rim along the body's contour.
+  const source = await t.time('garment', () => bleedColours(garment.image, erode(garment.mask, garmentImg.width, garmentImg.height, 2), 8));
   const warp = await ctx.session('warp');
   const warped: TryonRender['warped'] = [];
   for (const name of PART_ORDER) {
@@ -123,7 +127,7 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
     if (!from || !to || !clip || !mask) continue;
     const region = maskBox(clip, W, H);
     if (!region) continue;
-    warped.push({ name, ...(await t.infer('warp', () => warpPart(warp, garment.image, mask, from, to, region))), clip, cuff: parts.cuffs[name] });
+    warped.push({ name, ...(await t.infer('warp', () => warpPart(warp, source, mask, from, to, region))), clip, cuff: parts.cuffs[name] });
   }
 
   // Compose: face, hair and hands in front; old clothing removed where uncovered; the photo's light.
