@@ -148,16 +148,6 @@ function uncovered(band: Uint8Array, clothing: Uint8Array, alpha: Float32Array):
   return hole;
 }
 
-/** Luminance (0.299 R + 0.587 G + 0.114 B, float32) of the crop `c` of a photo. */
-function luminance(photo: RgbImage, c: Box): { data: Float32Array; w: number; h: number } {
-  const W = photo.width, w = c.x1 - c.x0 + 1, h = c.y1 - c.y0 + 1;
-  const data = new Float32Array(w * h);
-  for (let y = 0, j = 0; y < h; y++) {
-    for (let x = 0, i = (y + c.y0) * W + c.x0; x < w; x++, i++, j++) data[j] = 0.299 * photo.data[3 * i]! + 0.587 * photo.data[3 * i + 1]! + 0.114 * photo.data[3 * i + 2]!;
-  }
-  return { data, w, h };
-}
-
 /** Light: the photo's own shading (local luminance over its wider mean) carried onto the garment. */
 export function shadeAndBlend(photo: RgbImage, base: RgbImage, layer: GarmentLayer, size: number): RgbImage {
   const { width: W, height: H } = photo;
@@ -181,28 +171,50 @@ export function shadeAndBlend(photo: RgbImage, base: RgbImage, layer: GarmentLay
   // print of the old clothing are narrower, so they do not show through the new garment.
   const r = Math.max(2, Math.round(0.03 * size));
   const R = Math.max(3, Math.round(0.12 * size));
-  // The fine map on the box grown by 2r, the mean on the box grown by R (each its own crop).
-  const cf = grow(box, 2 * r, W, H), cm = grow(box, R, W, H);
   // Both averages are taken over what the garment covers only (weighted by its alpha: blur(L a) /
   // blur(a)): the background beside the body is no part of its light, and a bright wall or window
-  // there lit the garment's outline as a pale rim, a dark one shaded it.
-  const lf = luminance(photo, cf), lm = luminance(photo, cm);
-  const af = cropOf(alpha, W, cf), am = cropOf(alpha, W, cm);
-  for (let j = 0; j < lf.data.length; j++) lf.data[j]! *= af.data[j]!;
-  for (let j = 0; j < lm.data.length; j++) lm.data[j]! *= am.data[j]!;
-  const fine = blur(blur(lf.data, lf.w, lf.h, r), lf.w, lf.h, r);
-  const fineW = blur(blur(af.data, af.w, af.h, r), af.w, af.h, r);
-  const mean = blur(lm.data, lm.w, lm.h, R);
-  const meanW = blur(am.data, am.w, am.h, R);
+  // there lit the garment's outline as a pale rim, a dark one shaded it. Light this smooth needs no
+  // full-resolution maps: they are made on a grid of s x s cells (cell means; the blur radii divided
+  // by s, r / s >= 3 cells) over the box grown by R, and the shade is read back bilinearly (four
+  // full-frame blurs of a 1 MP photo's garment box were a tenth of the whole try-on).
+  const s = Math.max(1, Math.floor(r / 3));
+  const c = grow(box, R, W, H);
+  const gw = Math.ceil((c.x1 - c.x0 + 1) / s), gh = Math.ceil((c.y1 - c.y0 + 1) / s);
+  const la = new Float32Array(gw * gh), aa = new Float32Array(gw * gh), n = new Float32Array(gw * gh);
+  for (let y = c.y0; y <= c.y1; y++) {
+    const row = Math.floor((y - c.y0) / s) * gw;
+    for (let x = c.x0, i = y * W + c.x0; x <= c.x1; x++, i++) {
+      const j = row + Math.floor((x - c.x0) / s);
+      const a = alpha[i]!;
+      n[j]!++;
+      if (a <= 0) continue;
+      la[j]! += a * (0.299 * photo.data[3 * i]! + 0.587 * photo.data[3 * i + 1]! + 0.114 * photo.data[3 * i + 2]!);
+      aa[j]! += a;
+    }
+  }
+  for (let j = 0; j < n.length; j++) (la[j]! /= n[j]!), (aa[j]! /= n[j]!);
+  const rs = Math.max(1, Math.round(r / s)), Rs = Math.max(1, Math.round(R / s));
+  const fine = blur(blur(la, gw, gh, rs), gw, gh, rs), fineW = blur(blur(aa, gw, gh, rs), gw, gh, rs);
+  const mean = blur(la, gw, gh, Rs), meanW = blur(aa, gw, gh, Rs);
+  const shade = new Float32Array(gw * gh);
+  for (let j = 0; j < shade.length; j++) {
+    const lFine = fine[j]! / Math.max(fineW[j]!, 1e-3), lMean = mean[j]! / Math.max(meanW[j]!, 1e-3);
+    shade[j] = Math.min(1.15, Math.max(0.75, 1 + 0.6 * (lFine / Math.max(lMean, 8) - 1)));
+  }
   for (let y = box.y0; y <= box.y1; y++) {
+    // Cell centres at (k + 0.5) s: the pixel's position on the grid, clamped to its edge cells.
+    const v = Math.min(gh - 1, Math.max(0, (y - c.y0 + 0.5) / s - 0.5));
+    const v0 = Math.min(gh - 2, Math.floor(v)), fv = gh > 1 ? v - v0 : 0;
     for (let x = box.x0; x <= box.x1; x++) {
       const i = y * W + x;
       const a = alpha[i]!;
       if (a <= 0) continue;
-      const jf = (y - cf.y0) * lf.w + (x - cf.x0), jm = (y - cm.y0) * lm.w + (x - cm.x0);
-      const lFine = fine[jf]! / Math.max(fineW[jf]!, 1e-3), lMean = mean[jm]! / Math.max(meanW[jm]!, 1e-3);
-      const shade = Math.min(1.15, Math.max(0.75, 1 + 0.6 * (lFine / Math.max(lMean, 8) - 1)));
-      for (let k = 0; k < 3; k++) data[3 * i + k] = Math.round(data[3 * i + k]! * (1 - a) + Math.min(255, rgb[3 * i + k]! * 255 * shade) * a);
+      const u = Math.min(gw - 1, Math.max(0, (x - c.x0 + 0.5) / s - 0.5));
+      const u0 = Math.min(gw - 2, Math.floor(u)), fu = gw > 1 ? u - u0 : 0;
+      const j = Math.max(0, v0) * gw + Math.max(0, u0);
+      const jr = gw > 1 ? j + 1 : j, jd = gh > 1 ? gw : 0;
+      const sh = (shade[j]! * (1 - fu) + shade[jr]! * fu) * (1 - fv) + (shade[j + jd]! * (1 - fu) + shade[jr + jd]! * fu) * fv;
+      for (let k = 0; k < 3; k++) data[3 * i + k] = Math.round(data[3 * i + k]! * (1 - a) + Math.min(255, rgb[3 * i + k]! * 255 * sh) * a);
     }
   }
   return { data, width: W, height: H };
