@@ -15,7 +15,7 @@ import { numberParam } from '../../models/params.ts';
 import type { StageTimer } from '../../domain/stage-timer.ts';
 import { bodyLandmarks, detectBodies, type BodyPose } from '../../steps/blazepose.ts';
 import { detectFaces, type Face } from '../../steps/face-detection.ts';
-import { CELEBAMASK_CLASSES, parseFace } from '../../steps/face-parsing.ts';
+import { CELEBAMASK_CLASSES, CLASS, parseFace } from '../../steps/face-parsing.ts';
 import { dilate, maskBox } from '../../imaging/morphology.ts';
 import { labAt, labOf } from '../../steps/color.ts';
 import { segmentPerson } from '../../steps/person-segmentation.ts';
@@ -146,22 +146,70 @@ export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: St
     const { core, arms, legs } = skeletonParts(body, headR);
     const shapes = [...core, ...arms, ...legs];
     const reaches = [...core.map(() => reach), ...arms.map(() => 0.08 * ref), ...legs.map(() => reach)];
-    const own = splitInstance(person, W, H, shapes, others, { reach, reaches, seed: mid(body.neck, body.pelvis) });
-    // Other people's faces are never the target's, even where the split gave them to her (a
-    // person sitting in front of the target, whose head lies on the target's torso): the garment
-    // and the fill stay off them.
-    for (let j = 0; j < faces.length; j++) {
-      if (j === fi) continue;
-      const f = faces[j]!;
-      const r = 0.7 * Math.max(f.box.width, f.box.height), cx = f.box.x + f.box.width / 2, cy = f.box.y + f.box.height / 2;
-      for (let y = Math.max(0, Math.floor(cy - r)); y <= Math.min(H - 1, Math.ceil(cy + r)); y++) {
-        for (let x = Math.max(0, Math.floor(cx - r)); x <= Math.min(W - 1, Math.ceil(cx + r)); x++) if ((x + 0.5 - cx) ** 2 + (y + 0.5 - cy) ** 2 <= r * r) own[y * W + x] = 0;
+    return splitInstance(person, W, H, shapes, others, { reach, reaches, seed: mid(body.neck, body.pelvis) });
+  });
+  // Other people's heads are never the target's, even where the split gave them to her (a person
+  // sitting in front of the target, whose head lies on the target's torso): the garment and the
+  // fill stay off them. Where another face's disc (0.7 face sides) meets the instance, the face
+  // parser finds that head (its face, hair and neck connected to its face box), and that is cut;
+  // the rest of the disc stays the target's (her clothing around the other head: a disc cut there
+  // left a crescent of her old top beside the new garment). The face box itself is always cut.
+  for (let j = 0; j < faces.length; j++) {
+    if (j === fi) continue;
+    const f = faces[j]!;
+    const r = 0.7 * Math.max(f.box.width, f.box.height), cx = f.box.x + f.box.width / 2, cy = f.box.y + f.box.height / 2;
+    const y0 = Math.max(0, Math.floor(cy - r)), y1 = Math.min(H - 1, Math.ceil(cy + r));
+    const x0 = Math.max(0, Math.floor(cx - r)), x1 = Math.min(W - 1, Math.ceil(cx + r));
+    let meets = false;
+    for (let y = y0; y <= y1 && !meets; y++) for (let x = x0; x <= x1; x++) if (instance[y * W + x] && (x + 0.5 - cx) ** 2 + (y + 0.5 - cy) ** 2 <= r * r) (meets = true);
+    if (!meets) continue;
+    const head = await otherHead(ctx, image, f, t);
+    for (let y = y0; y <= y1; y++) {
+      for (let x = x0; x <= x1; x++) {
+        const i = y * W + x;
+        if ((x + 0.5 - cx) ** 2 + (y + 0.5 - cy) ** 2 > r * r) continue;
+        const inBox = x >= f.box.x && x < f.box.x + f.box.width && y >= f.box.y && y < f.box.y + f.box.height;
+        if (inBox || head[i]) instance[i] = 0;
       }
     }
-    return own;
-  });
+    // Her hair beyond the disc (long hair over the target's torso) is hers too.
+    for (let i = 0; i < head.length; i++) if (head[i]) instance[i] = 0;
+  }
   const box = maskBox(instance, W, H);
   return { image, body, pose, face, others, person, everyone, instance, heightFraction: box ? box.height / H : 0 };
+}
+
+/**
+ * Another person's head (0/1, full resolution): the face parser's face, hair, hat and neck classes
+ * on a crop around her face, the part connected to the middle of her face box (the parser also labels
+ * skin and hair of people beside her in its crop).
+ */
+async function otherHead(ctx: PipelineContext, image: RgbImage, f: Face, t: StageTimer): Promise<Uint8Array> {
+  const P = (k: string) => numberParam(ctx.params, k, 'tryon');
+  const { width: W, height: H } = image;
+  const parse = await parseFace(await ctx.session('parser'), image, f, { parserSize: P('parser_size'), cropScale: P('parser_crop_scale'), featherPx: 0 }, t);
+  const keep = new Uint8Array(256);
+  for (const c of classIds(ctx.params.protect_classes, 'protect_classes')) keep[c] = 1;
+  keep[CLASS.neck] = keep[CLASS.neck_l] = 1;
+  return t.time('instance', () => {
+    const head = new Uint8Array(W * H);
+    // Seeds: every head-class pixel of the face box's middle half (its centre may be a mouth
+    // the parser calls background, or glasses).
+    const stack: number[] = [];
+    const bx0 = Math.max(0, Math.round(f.box.x + f.box.width / 4)), bx1 = Math.min(W - 1, Math.round(f.box.x + (3 * f.box.width) / 4));
+    const by0 = Math.max(0, Math.round(f.box.y + f.box.height / 4)), by1 = Math.min(H - 1, Math.round(f.box.y + (3 * f.box.height) / 4));
+    for (let y = by0; y <= by1; y++) for (let x = bx0; x <= bx1; x++) if (keep[parse.labels[y * W + x]!]) (head[y * W + x] = 1), stack.push(y * W + x);
+    while (stack.length) {
+      const i = stack.pop()!;
+      const x = i % W;
+      for (const j of [x > 0 ? i - 1 : -1, x < W - 1 ? i + 1 : -1, i - W, i + W]) {
+        if (j < 0 || j >= head.length || head[j] || !keep[parse.labels[j]!]) continue;
+        head[j] = 1;
+        stack.push(j);
+      }
+    }
+    return head;
+  });
 }
 
 /** Selfie's probability where BlazePose's mask is over 100 and `near` (its sure part, grown) is set; else 0. */
