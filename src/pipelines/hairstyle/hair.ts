@@ -18,7 +18,7 @@ import type { Face } from '../../steps/face-detection.ts';
 import type { Landmark } from '../../steps/face-mesh.ts';
 import { CELEBAMASK_CLASSES, CLASS, parseFace, softClassMask, type FaceParse, type FaceParsingParams } from '../../steps/face-parsing.ts';
 import { segmentPerson } from '../../steps/person-segmentation.ts';
-import { frameU, frameV, type Anchors, type Frame } from './frame.ts';
+import { frameU, frameV, fromFrame, type Anchors, type Frame } from './frame.ts';
 
 /** Fill groups: what a removed hair pixel most likely hides. 0 = nothing to fill. */
 export const UNDER = { background: 1, skin: 2, clothing: 3 } as const;
@@ -318,6 +318,9 @@ function longHair(h: Head, parse: FaceParse, inCrop: Uint8Array, soft: Uint8Arra
   return grown;
 }
 
+/** The neck's half width, and the shoulders' top (see underOf), in face widths. */
+const NECK_HALF = 0.3, SHOULDER_DROP = 0.3, SHOULDER_SLOPE = 0.5;
+
 /** What each hair pixel hides (UNDER), meaningful where the hair is. */
 function underOf(h: Head, parse: FaceParse, inCrop: Uint8Array, soft: Uint8Array, hair: Uint8Array, person: Uint8Array): Uint8Array {
   const { frame, anchors } = h;
@@ -331,6 +334,12 @@ function underOf(h: Head, parse: FaceParse, inCrop: Uint8Array, soft: Uint8Array
   const seeds = new Uint8Array(W * H);
   // 1 where the group is left unknown (0) for the flood.
   const unknown = new Uint8Array(W * H);
+  // Beside the neck, between the chin and the shoulders, hair hides what is behind the neck, the
+  // background: the flood from the neck's skin grew a plate of skin there, as wide as the hair.
+  // A body model in the photo's own vertical (the neck does not roll with the head), in face
+  // widths from the chin: the neck NECK_HALF wide each side, the shoulders' top rising from
+  // SHOULDER_DROP below the chin at its side by SHOULDER_SLOPE per face width outwards.
+  const [chinX, chinY] = fromFrame(frame, 0, anchors.chin);
   for (let y = 0; y < H; y++) {
     for (let x = 0, i = y * W; x < W; x++, i++) {
       // Known pixels (the removal's grown edge reaches them) keep their class; but where the parser
@@ -352,7 +361,9 @@ function underOf(h: Head, parse: FaceParse, inCrop: Uint8Array, soft: Uint8Array
       // The skull lies above the chin, so the frame's u and the oval are evaluated only there.
       const v = frameV(frame, x + 0.5, y + 0.5);
       if (v >= anchors.chin) {
-        unknown[i] = 1;
+        const dx = Math.abs(x + 0.5 - chinX) / frame.scale - NECK_HALF, dy = (y + 0.5 - chinY) / frame.scale;
+        if (hair[i] && dx > 0 && dy < SHOULDER_DROP + SHOULDER_SLOPE * dx) under[i] = UNDER.background;
+        else unknown[i] = 1;
         continue;
       }
       const u = frameU(frame, x + 0.5, y + 0.5);
