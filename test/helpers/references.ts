@@ -3,9 +3,10 @@
 // own masks or targets.
 //   faceBelowBrows  the face-landmarks version (short-range detector + FaceMesh): its face oval,
 //                   below the line through the brow tops
-//   bodyReference   MoveNet Lightning keypoints (the try-on uses Thunder) and the Meet person mask
-//                   (the try-on uses Selfie)
+//   bodyReference   MoveNet Lightning keypoints (the try-on uses BlazePose), on a crop around the
+//                   target when given one, and the Meet person mask (the try-on uses Selfie)
 import path from 'node:path';
+import sharp from 'sharp';
 import { decodeImage } from '../../src/imaging/image.ts';
 import { loadRegistry } from '../../src/models/registry.ts';
 import { SessionCache } from '../../src/models/sessions.ts';
@@ -59,8 +60,18 @@ export interface BodyReference {
   height: number;
 }
 
-export async function bodyReference(bytes: Uint8Array): Promise<BodyReference> {
-  const pose = json(await runVersion('pose-movenet-lightning', bytes), 'pose.json') as { keypoints: BodyReference['keypoints']; width: number; height: number };
+/**
+ * `around`: a box of the photo (pixels) holding the target person; MoveNet (a single-pose model,
+ * which on a group photo may take a neighbour or join two people into one skeleton) then runs on
+ * that crop and its keypoints are mapped back. The person mask is always the whole photo's.
+ */
+export async function bodyReference(bytes: Uint8Array, around?: { x: number; y: number; width: number; height: number }): Promise<BodyReference> {
+  let pose = json(await runVersion('pose-movenet-lightning', around ? await sharp(bytes).extract({ left: around.x, top: around.y, width: around.width, height: around.height }).png().toBuffer() : bytes), 'pose.json') as { keypoints: BodyReference['keypoints']; width: number; height: number };
+  if (around) {
+    const full = await sharp(bytes).metadata();
+    const keypoints = Object.fromEntries(Object.entries(pose.keypoints).map(([k, v]) => [k, { ...v, x: v.x + around.x, y: v.y + around.y }]));
+    pose = { keypoints, width: full.width!, height: full.height! };
+  }
   const seg = await runVersion('person-segmentation-meet', bytes);
   const mask = await decodeImage(seg.find((f) => f.name === 'mask.png')!.data, { maxPixels: 4e7 });
   const person = new Uint8Array(mask.width * mask.height);
