@@ -7,7 +7,7 @@ import { copyBytes, type RgbImage } from '../../imaging/image.ts';
 import { patchFill } from '../../steps/patch-fill.ts';
 import { andNot, area, union } from './masks.ts';
 import { cuffFade, type Cuff, type PartName } from './parts.ts';
-import type { Region } from '../../imaging/morphology.ts';
+import { dilate, erode, type Region } from '../../imaging/morphology.ts';
 
 /**
  * Box blur of a float map (radius r), for shading and feathering: rows, then columns walked in
@@ -122,6 +122,18 @@ export function layerParts(W: number, H: number, parts: Array<{ warped: Float32A
     for (let x = keep.x0; x <= keep.x1; x++) {
       const i = y * W + x;
       soft[i] = front[i] ? 0 : blurred[(y - c.y0) * crop.w + (x - c.x0)]!;
+      // The edge the mean grows onto (no colour of its own, black): the colour of its covered
+      // neighbours, weighted by their coverage, so the anti-aliased edge does not darken.
+      if (soft[i]! > 0 && alpha[i] === 0) {
+        let r = 0, g = 0, b = 0, n = 0;
+        for (let yy = Math.max(0, y - 1); yy <= Math.min(H - 1, y + 1); yy++) {
+          for (let xx = Math.max(0, x - 1); xx <= Math.min(W - 1, x + 1); xx++) {
+            const k = yy * W + xx, a = alpha[k]!;
+            (r += a * rgb[3 * k]!), (g += a * rgb[3 * k + 1]!), (b += a * rgb[3 * k + 2]!), (n += a);
+          }
+        }
+        if (n > 0) (rgb[3 * i] = r / n), (rgb[3 * i + 1] = g / n), (rgb[3 * i + 2] = b / n);
+      }
     }
   }
   return { alpha: soft, rgb };
@@ -134,7 +146,10 @@ export function layerParts(W: number, H: number, parts: Array<{ warped: Float32A
  * Returns the picture and how many pixels were filled.
  */
 export function removeUncovered(image: RgbImage, layer: GarmentLayer, band: Uint8Array, clothing: Uint8Array, background: Uint8Array, skinLike: Uint8Array): { image: RgbImage; filled: number; hole: Uint8Array } {
-  const hole = uncovered(band, clothing, layer.alpha);
+  const W = image.width, H = image.height;
+  // Slivers (under 5 pixels across) between the garment's edge and the arms or the hair stay as
+  // they are: filled from the background they drew a dotted white outline along the garment.
+  const hole = dilate(erode(uncovered(band, clothing, layer.alpha), W, H, 2), W, H, 2);
   const filled = area(hole);
   if (filled < 20) return { image, filled: 0, hole };
   const source = andNot(union(background, skinLike), hole);
