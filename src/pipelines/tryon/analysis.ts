@@ -16,7 +16,7 @@ import type { StageTimer } from '../../domain/stage-timer.ts';
 import { bodyLandmarks, detectBodies, type BodyPose } from '../../steps/blazepose.ts';
 import { detectFaces, type Face } from '../../steps/face-detection.ts';
 import { CELEBAMASK_CLASSES, CLASS, parseFace } from '../../steps/face-parsing.ts';
-import { dilate, maskBox } from '../../imaging/morphology.ts';
+import { close, dilate, maskBox } from '../../imaging/morphology.ts';
 import { labAt, labOf } from '../../steps/color.ts';
 import { segmentPerson } from '../../steps/person-segmentation.ts';
 import { bodyOfFace, splitInstance, targetBodyIndex, targetFaceIndex, type Shape } from '../../steps/person-instance.ts';
@@ -254,7 +254,9 @@ export async function faceAndHair(ctx: PipelineContext, p: PersonAnalysis, t: St
   const box = keep[0] ? { x0: 0, y0: 0, x1: W, y1: H } : { x0: Math.max(0, Math.floor(c.x)), y0: Math.max(0, Math.floor(c.y)), x1: Math.min(W, Math.ceil(c.x + c.size)), y1: Math.min(H, Math.ceil(c.y + c.size)) };
   const skin = protectAndSkin(parse.labels, keep, image.data, protect, W, box);
   extendHair(image, p.instance, parse.labels, parse.crop, Math.max(face.box.width, face.box.height), skin, protect);
-  return { protect, skin };
+  // Pinholes and slits between strands (the parser's and the colour test's misses) closed: the
+  // garment showed through them as a lace of its stripes in the hair's tips.
+  return { protect: close(protect, image.width, image.height, Math.max(1, Math.round(0.02 * Math.max(face.box.width, face.box.height)))), skin };
 }
 
 /**
