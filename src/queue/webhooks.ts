@@ -116,9 +116,12 @@ export class WebhookWorker {
       connection: this.connection,
       prefix: s.prefix,
       concurrency: s.concurrency,
-      // An attempt is bounded by its timeout; the lock only needs to outlast that (and a worker that
-      // dies mid-attempt should not hold the event for long).
-      lockDuration: Math.max(5_000, s.timeoutMs * 2),
+      // An attempt is bounded by its timeout, and the lock must outlast it with room to spare: a
+      // lock that lapses mid-attempt (its renewal, every half lock, late on a starved event loop)
+      // leaves the attempt unrecorded, and the stalled check runs the job again, a second delivery
+      // of one attempt (seen once in CI with a 5 s lock). A worker that dies mid-attempt holds the
+      // event for at most this long (BullMQ's default, 30 s).
+      lockDuration: Math.max(30_000, s.timeoutMs * 2),
       settings: {
         backoffStrategy: (attemptsMade: number, _type?: string, _err?: Error, job?: { data: WebhookJobData }) => {
           if (!job) return -1;
