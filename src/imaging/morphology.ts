@@ -91,6 +91,8 @@ export const dilate = (mask: Uint8Array, W: number, H: number, r: number): Uint8
 export const erode = (mask: Uint8Array, W: number, H: number, r: number): Uint8Array => morph(mask, W, H, r, 0);
 /** Closing: dilation then erosion by r (fills gaps and specks narrower than 2r + 1). */
 export const close = (mask: Uint8Array, W: number, H: number, r: number): Uint8Array => erode(dilate(mask, W, H, r), W, H, r);
+/** Opening: erosion then dilation by r (drops specks and slivers narrower than 2r + 1). */
+export const open = (mask: Uint8Array, W: number, H: number, r: number): Uint8Array => dilate(erode(mask, W, H, r), W, H, r);
 
 /**
  * Keeps the 8-connected parts of a 0/1 mask that touch `seed` (1 where a part must reach): the

@@ -16,7 +16,7 @@ import type { StageTimer } from '../../domain/stage-timer.ts';
 import { bodyLandmarks, detectBodies, type BodyPose } from '../../steps/blazepose.ts';
 import { detectFaces, type Face } from '../../steps/face-detection.ts';
 import { CELEBAMASK_CLASSES, CLASS, parseFace } from '../../steps/face-parsing.ts';
-import { close, dilate, maskBox } from '../../imaging/morphology.ts';
+import { close, componentsTouching, dilate, maskBox } from '../../imaging/morphology.ts';
 import { labAt, labOf } from '../../steps/color.ts';
 import { segmentPerson } from '../../steps/person-segmentation.ts';
 import { bodyOfFace, splitInstance, targetBodyIndex, targetFaceIndex, type Shape } from '../../steps/person-instance.ts';
@@ -30,6 +30,13 @@ function classIds(value: unknown, key: string): number[] {
     throw new AppError('MODEL_UNAVAILABLE', `tryon: manifest param ${key} must list face-parsing classes (${CELEBAMASK_CLASSES.join(', ')})`);
   }
   return value.map((v) => (CELEBAMASK_CLASSES as readonly unknown[]).indexOf(v));
+}
+
+/** The manifest's protect_classes (a head's face, hair and hat) as a table by class id. */
+function protectTable(params: PipelineContext['params']): Uint8Array {
+  const keep = new Uint8Array(256);
+  for (const c of classIds(params.protect_classes, 'protect_classes')) keep[c] = 1;
+  return keep;
 }
 
 export interface PersonAnalysis {
@@ -163,16 +170,14 @@ export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: St
     let meets = false;
     for (let y = y0; y <= y1 && !meets; y++) for (let x = x0; x <= x1; x++) if (instance[y * W + x] && (x + 0.5 - cx) ** 2 + (y + 0.5 - cy) ** 2 <= r * r) (meets = true);
     if (!meets) continue;
-    const head = await otherHead(ctx, image, f, t);
-    for (let y = y0; y <= y1; y++) {
-      for (let x = x0; x <= x1; x++) {
-        const i = y * W + x;
-        if ((x + 0.5 - cx) ** 2 + (y + 0.5 - cy) ** 2 > r * r) continue;
-        const inBox = x >= f.box.x && x < f.box.x + f.box.width && y >= f.box.y && y < f.box.y + f.box.height;
-        if (inBox || head[i]) instance[i] = 0;
+    // Her face box (within the disc), and her head wherever it reaches (long hair over the
+    // target's torso is hers too).
+    for (let y = Math.max(y0, Math.ceil(f.box.y)); y <= Math.min(y1, Math.ceil(f.box.y + f.box.height) - 1); y++) {
+      for (let x = Math.max(x0, Math.ceil(f.box.x)); x <= Math.min(x1, Math.ceil(f.box.x + f.box.width) - 1); x++) {
+        if ((x + 0.5 - cx) ** 2 + (y + 0.5 - cy) ** 2 <= r * r) instance[y * W + x] = 0;
       }
     }
-    // Her hair beyond the disc (long hair over the target's torso) is hers too.
+    const head = await otherHead(ctx, image, f, t);
     for (let i = 0; i < head.length; i++) if (head[i]) instance[i] = 0;
   }
   const box = maskBox(instance, W, H);
@@ -188,27 +193,18 @@ async function otherHead(ctx: PipelineContext, image: RgbImage, f: Face, t: Stag
   const P = (k: string) => numberParam(ctx.params, k, 'tryon');
   const { width: W, height: H } = image;
   const parse = await parseFace(await ctx.session('parser'), image, f, { parserSize: P('parser_size'), cropScale: P('parser_crop_scale'), featherPx: 0 }, t);
-  const keep = new Uint8Array(256);
-  for (const c of classIds(ctx.params.protect_classes, 'protect_classes')) keep[c] = 1;
+  const keep = protectTable(ctx.params);
   keep[CLASS.neck] = keep[CLASS.neck_l] = 1;
   return t.time('instance', () => {
-    const head = new Uint8Array(W * H);
-    // Seeds: every head-class pixel of the face box's middle half (its centre may be a mouth
-    // the parser calls background, or glasses).
-    const stack: number[] = [];
+    const classes = new Uint8Array(W * H);
+    for (let i = 0; i < classes.length; i++) classes[i] = keep[parse.labels[i]!]!;
+    // Seeds: the face box's middle half (its centre may be a mouth the parser calls background,
+    // or glasses).
+    const seed = new Uint8Array(W * H);
     const bx0 = Math.max(0, Math.round(f.box.x + f.box.width / 4)), bx1 = Math.min(W - 1, Math.round(f.box.x + (3 * f.box.width) / 4));
     const by0 = Math.max(0, Math.round(f.box.y + f.box.height / 4)), by1 = Math.min(H - 1, Math.round(f.box.y + (3 * f.box.height) / 4));
-    for (let y = by0; y <= by1; y++) for (let x = bx0; x <= bx1; x++) if (keep[parse.labels[y * W + x]!]) (head[y * W + x] = 1), stack.push(y * W + x);
-    while (stack.length) {
-      const i = stack.pop()!;
-      const x = i % W;
-      for (const j of [x > 0 ? i - 1 : -1, x < W - 1 ? i + 1 : -1, i - W, i + W]) {
-        if (j < 0 || j >= head.length || head[j] || !keep[parse.labels[j]!]) continue;
-        head[j] = 1;
-        stack.push(j);
-      }
-    }
-    return head;
+    for (let y = by0; y <= by1; y++) seed.fill(1, y * W + bx0, y * W + bx1 + 1);
+    return componentsTouching(classes, seed, W, H);
   });
 }
 
@@ -246,8 +242,7 @@ export async function faceAndHair(ctx: PipelineContext, p: PersonAnalysis, t: St
   const protect = new Uint8Array(image.width * image.height);
   if (!face) return { protect, skin: null };
   const parse = await parseFace(await ctx.session('parser'), image, face, { parserSize: P('parser_size'), cropScale: P('parser_crop_scale'), featherPx: 0 }, t);
-  const keep = new Uint8Array(256);
-  for (const c of classIds(ctx.params.protect_classes, 'protect_classes')) keep[c] = 1;
+  const keep = protectTable(ctx.params);
   // The labels are 0 outside the parser's crop: only its rows and columns are read (unless
   // class 0 is one to protect).
   const c = parse.crop, W = image.width, H = image.height;

@@ -7,7 +7,7 @@ import { copyBytes, type RgbImage } from '../../imaging/image.ts';
 import { patchFill } from '../../steps/patch-fill.ts';
 import { andNot, area, union } from './masks.ts';
 import { cuffFade, type Cuff, type PartName } from './parts.ts';
-import { dilate, erode, type Region } from '../../imaging/morphology.ts';
+import { open, type Region } from '../../imaging/morphology.ts';
 
 /**
  * Box blur of a float map (radius r), for shading and feathering: rows, then columns walked in
@@ -149,7 +149,7 @@ export function removeUncovered(image: RgbImage, layer: GarmentLayer, band: Uint
   const W = image.width, H = image.height;
   // Slivers (under 5 pixels across) between the garment's edge and the arms or the hair stay as
   // they are: filled from the background they drew a dotted white outline along the garment.
-  const hole = dilate(erode(uncovered(band, clothing, layer.alpha), W, H, 2), W, H, 2);
+  const hole = open(uncovered(band, clothing, layer.alpha), W, H, 2);
   const filled = area(hole);
   if (filled < 20) return { image, filled: 0, hole };
   const source = andNot(union(background, skinLike), hole);
@@ -195,19 +195,23 @@ export function shadeAndBlend(photo: RgbImage, base: RgbImage, layer: GarmentLay
   const s = Math.max(1, Math.floor(r / 3));
   const c = grow(box, R, W, H);
   const gw = Math.ceil((c.x1 - c.x0 + 1) / s), gh = Math.ceil((c.y1 - c.y0 + 1) / s);
-  const la = new Float32Array(gw * gh), aa = new Float32Array(gw * gh), n = new Float32Array(gw * gh);
+  const la = new Float32Array(gw * gh), aa = new Float32Array(gw * gh);
   for (let y = c.y0; y <= c.y1; y++) {
     const row = Math.floor((y - c.y0) / s) * gw;
     for (let x = c.x0, i = y * W + c.x0; x <= c.x1; x++, i++) {
       const j = row + Math.floor((x - c.x0) / s);
       const a = alpha[i]!;
-      n[j]!++;
       if (a <= 0) continue;
       la[j]! += a * (0.299 * photo.data[3 * i]! + 0.587 * photo.data[3 * i + 1]! + 0.114 * photo.data[3 * i + 2]!);
       aa[j]! += a;
     }
   }
-  for (let j = 0; j < n.length; j++) (la[j]! /= n[j]!), (aa[j]! /= n[j]!);
+  // Cell means: every cell is s x s pixels but the last row's and column's (cut by the box).
+  const cw = (gx: number) => Math.min(s, c.x1 - c.x0 + 1 - gx * s), ch = (gy: number) => Math.min(s, c.y1 - c.y0 + 1 - gy * s);
+  for (let gy = 0, j = 0; gy < gh; gy++) for (let gx = 0; gx < gw; gx++, j++) {
+    const n = cw(gx) * ch(gy);
+    (la[j]! /= n), (aa[j]! /= n);
+  }
   const rs = Math.max(1, Math.round(r / s)), Rs = Math.max(1, Math.round(R / s));
   const fine = blur(blur(la, gw, gh, rs), gw, gh, rs), fineW = blur(blur(aa, gw, gh, rs), gw, gh, rs);
   const mean = blur(la, gw, gh, Rs), meanW = blur(aa, gw, gh, Rs);
