@@ -106,7 +106,6 @@ const target = (faces: ReferenceFace[], W: number, H: number) =>
  */
 const KNOWN: Record<string, string> = {
   's6-centre-right|longHair': 'the fill continues the wooden door frame beside her head, a streaky brown the face parser reads as hair',
-  's6-right-mirror|longHair': "the neighbour's hair beside her face (a face cut by the photo's edge, missed by the detector, found by the parser and the person mask) is kept, as other people must be; the check counts it as her old hair",
   // New hair the face parser does not read as hair (the 'flat cap or plastic wig'): short
   // domes, braids, ropes, facets and a dyed colour; the long straight and wavy styles read as hair.
   's5-back|readsAsHair-long': "Dreadlocks, blue: the dreadlocks read as a hat with ropes to the face parser (even ropes, blocky crown)",

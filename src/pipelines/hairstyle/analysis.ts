@@ -127,5 +127,5 @@ export async function analyze(ctx: PipelineContext, images: readonly RgbImage[],
   const look = { ...measureLook(base), natural: [0, 1, 2].map((c) => 0.6 * skinRgb[c]! + 0.4 * hairRgb[c]!) as [number, number, number] };
   notes.push(`face roll ${rollDegrees(frame).toFixed(1)} degrees, yaw ${yaw.toFixed(1)} degrees, face width ${Math.round(frame.scale)} px, ${best.others.length} other face(s) left alone`);
   notes.push(`look: light from the ${look.lightSide >= 0 ? 'right' : 'left'} (${look.lightSide.toFixed(2)}), exposure ${look.exposure.toFixed(2)}, grain ${look.grain.toFixed(1)}`);
-  return { analysis: { ...base, ...found }, look, notes, chosen: best };
+  return { analysis: { ...base, ...found, skin: skinRgb }, look, notes, chosen: best };
 }

@@ -7,9 +7,10 @@
 //   composite      the filled photo, contact shadow, then the hair recoloured in CIE Lab, grained
 import type { HairColor } from '../../domain/job.ts';
 import type { RgbImage } from '../../imaging/image.ts';
-import { dilate } from '../../imaging/morphology.ts';
-import { shadeRamp } from '../../steps/color.ts';
+import { dilate, maskBox } from '../../imaging/morphology.ts';
+import { labAt, shadeRamp, srgbToLab } from '../../steps/color.ts';
 import { patchFill } from '../../steps/patch-fill.ts';
+import { UNDER } from './hair.ts';
 import { frameU, frameV, type Anchors, type Frame } from './frame.ts';
 import { SHAVED_SIDES, TEMPLATES, hash2, noise1, noise2, smooth, type Template, type Variant } from './templates.ts';
 import type { Hairstyle } from '../../domain/job.ts';
@@ -30,6 +31,8 @@ export interface HeadAnalysis {
   sources: Uint8Array[];
   /** Person probability 0..255 (everyone in the photo). */
   person: Uint8Array;
+  /** The face's skin colour (sRGB median of the protected face): what counts as skin around a hole. */
+  skin: readonly [number, number, number];
 }
 
 export interface HairLayer {
@@ -322,10 +325,14 @@ export function removalMask(an: HeadAnalysis, layer: HairLayer): Uint8Array {
 /**
  * Fills the removed hair with what it most likely hides: each fill group (background, skin,
  * clothing) by exemplar patches of that group only, so a wall is continued with wall and a neck
- * with skin, never with a face or hair.
+ * with skin, never with a face or hair. The groups are first smoothed (the most common group in a
+ * window of ~3% of the face width), so where a neck meets the wall the outline is a curve, not
+ * the staircase of the geometric rules and the flood. Skin is copied from the parsed face and
+ * neck and from the skin-coloured person pixels around the hole (skinAround).
  */
 export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number): RgbImage {
   const n = hole.length;
+  const { width: W, height: H } = an.image;
   let img = an.image;
   // The hole's pixels, listed once (a small part of the photo): each group's part and the clearing
   // of the hole from its sources walk this list, not the photo.
@@ -333,17 +340,91 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number): R
   for (let i = 0; i < n; i++) if (hole[i]) count++;
   const holeAt = new Int32Array(count);
   for (let i = 0, k = 0; k < count; i++) if (hole[i]) holeAt[k++] = i;
+  const groups = smoothGroups(an.under, hole, holeAt, W, H, an.sources.length, Math.max(1, Math.round(0.03 * an.frame.scale)));
   for (let g = 1; g < an.sources.length; g++) {
     const part = new Uint8Array(n);
     let any = 0;
-    for (const i of holeAt) if ((an.under[i] || 1) === g) any = part[i] = 1;
+    for (let k = 0; k < count; k++) if (groups[k] === g) any = part[holeAt[k]!] = 1;
     if (!any) continue;
     // The group's sources (0/1) less the hole: a copy, cleared on the hole's pixels.
     const src = new Uint8Array(an.sources[g]!);
+    if (g === UNDER.skin) skinAround(an, part, hole, src);
     for (const i of holeAt) src[i] = 0;
     img = patchFill(img, part, { source: src, seed: seed + g });
   }
   return img;
+}
+
+/**
+ * The fill group of each hole pixel (in holeAt's order): the most common group (UNDER, 0 counted
+ * as background) among the hole's pixels within radius r (a square window, summed by integral
+ * images over the hole's box); ties keep the pixel's own group.
+ */
+function smoothGroups(under: Uint8Array, hole: Uint8Array, holeAt: Int32Array, W: number, H: number, groups: number, r: number): Uint8Array {
+  const out = new Uint8Array(holeAt.length);
+  if (!holeAt.length) return out;
+  let x0 = W, x1 = 0, y0 = H, y1 = 0;
+  for (const i of holeAt) {
+    const x = i % W, y = (i - x) / W;
+    if (x < x0) x0 = x;
+    if (x > x1) x1 = x;
+    if (y < y0) y0 = y;
+    if (y > y1) y1 = y;
+  }
+  const bw = x1 - x0 + 1, bh = y1 - y0 + 1, sw = bw + 1;
+  const sums: Int32Array[] = [];
+  for (let g = 1; g < groups; g++) {
+    const S = new Int32Array(sw * (bh + 1));
+    for (let y = 0; y < bh; y++) {
+      let row = 0;
+      for (let x = 0; x < bw; x++) {
+        const i = (y + y0) * W + x + x0;
+        if (hole[i] && (under[i] || UNDER.background) === g) row++;
+        S[(y + 1) * sw + x + 1] = S[y * sw + x + 1]! + row;
+      }
+    }
+    sums[g] = S;
+  }
+  for (let k = 0; k < holeAt.length; k++) {
+    const i = holeAt[k]!;
+    const x = (i % W) - x0, y = (i - (i % W)) / W - y0;
+    const xa = Math.max(0, x - r), xb = Math.min(bw, x + r + 1), ya = Math.max(0, y - r), yb = Math.min(bh, y + r + 1);
+    let best = under[i] || UNDER.background;
+    const S0 = sums[best]!;
+    let bestN = S0[yb * sw + xb]! - S0[ya * sw + xb]! - S0[yb * sw + xa]! + S0[ya * sw + xa]!;
+    for (let g = 1; g < groups; g++) {
+      const S = sums[g]!;
+      const c = S[yb * sw + xb]! - S[ya * sw + xb]! - S[yb * sw + xa]! + S[ya * sw + xa]!;
+      if (c > bestN) (best = g), (bestN = c);
+    }
+    out[k] = best;
+  }
+  return out;
+}
+
+/**
+ * Sets `out` on the skin-coloured person pixels around `part` (within 0.3 face widths of its box;
+ * never the hole, other people or old hair): a lit shoulder outside the parser's crop is as
+ * good an exemplar for a bared chest as the parsed neck, and often a better one (the neck lies
+ * in the jaw's shadow, and copied onto a lit shoulder it drew a dark plate).
+ */
+function skinAround(an: HeadAnalysis, part: Uint8Array, hole: Uint8Array, out: Uint8Array): void {
+  const { width: W, height: H } = an.image;
+  const box = maskBox(part, W, H);
+  if (!box) return;
+  const m = Math.max(8, Math.round(0.3 * an.frame.scale));
+  const x0 = Math.max(0, box.x - m), y0 = Math.max(0, box.y - m);
+  const x1 = Math.min(W, box.x + box.width + m), y1 = Math.min(H, box.y + box.height + m);
+  const ref = srgbToLab(an.skin[0], an.skin[1], an.skin[2]);
+  for (let y = y0; y < y1; y++) {
+    for (let x = x0, i = y * W + x0; x < x1; x++, i++) {
+      if (hole[i] || an.others[i] || an.person[i]! <= 128 || an.hair[i]! > 20) continue;
+      const lab = labAt(an.image.data, i);
+      const da = lab[1] - ref[1], db = lab[2] - ref[2];
+      if (da * da + db * db >= 16 * 16 || Math.abs(lab[0] - ref[0]) >= 30) continue;
+      out[i] = 1;
+    }
+  }
 }
 
 /**
