@@ -34,6 +34,11 @@ export interface PatchFillOptions {
    */
   searchSide?: number;
   seed?: number;
+  /**
+   * Write the filled pixels into `image.data` itself and return `image` (for a caller that owns it
+   * and fills several holes in turn: a copy of a 1 MP photo per call was ~9 ms of fresh memory here).
+   */
+  inPlace?: boolean;
 }
 
 interface Level {
@@ -573,7 +578,7 @@ export function patchFill(image: RgbImage, hole: Uint8Array, options: PatchFillO
     if (finest) offset = { w: L.w, h: L.h, val: colourOffset(L, P.source, targets, field, r), scale: 2 ** l };
     nnf = field;
   }
-  const data = Uint8Array.from(image.data);
+  const data = options.inPlace ? image.data : Uint8Array.from(image.data);
   const fin = pyramid[0]!.img;
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
@@ -597,5 +602,5 @@ export function patchFill(image: RgbImage, hole: Uint8Array, options: PatchFillO
       data[3 * i + 2] = Math.max(0, Math.min(255, Math.round(fin[3 * j + 2]! + o2)));
     }
   }
-  return { data, width: W, height: H };
+  return options.inPlace ? image : { data, width: W, height: H };
 }

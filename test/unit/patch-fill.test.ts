@@ -61,6 +61,16 @@ describe('patchFill', () => {
     for (let i = 0; i < hole.length; i++) if (!hole[i]) for (let c = 0; c < 3; c++) expect(a.data[3 * i + c]).toBe(stripes.data[3 * i + c]);
   });
 
+  it('inPlace fills the image it is given, with the same pixels as a copy', () => {
+    const hole = square(20, 20, 24);
+    const copy = patchFill(stripes, hole, { seed: 7 });
+    const own = { ...stripes, data: new Uint8Array(stripes.data) };
+    const out = patchFill(own, hole, { seed: 7, inPlace: true });
+    expect(out).toBe(own);
+    expect(Buffer.from(own.data).equals(Buffer.from(copy.data))).toBe(true);
+    expect(Buffer.from(own.data).equals(Buffer.from(stripes.data))).toBe(false);
+  });
+
   it('copies only from the source mask', () => {
     // Left half red, right half blue; the hole straddles the middle; only the left may be copied.
     const img = image((x) => (x < W / 2 ? [200, 30, 30] : [30, 30, 200]));

@@ -350,7 +350,8 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number): R
     const src = new Uint8Array(an.sources[g]!);
     if (g === UNDER.skin) skinAround(an, part, hole, src);
     for (const i of holeAt) src[i] = 0;
-    img = patchFill(img, part, { source: src, seed: seed + g });
+    // The first group's fill is a new picture; the next ones fill it in place.
+    img = patchFill(img, part, { source: src, seed: seed + g, inPlace: img !== an.image });
   }
   return img;
 }
