@@ -15,7 +15,7 @@ import { stageTimer } from '../../domain/stage-timer.ts';
 import { jsonFile, maskFile, pictureFile } from '../output.ts';
 import { definePipeline } from '../types.ts';
 import { analyze } from './analysis.ts';
-import { alphaMask, composite, fillRemoved, removalMask, renderHair } from './render.ts';
+import { alphaMask, composite, fillRemoved, releaseLayer, removalMask, renderHair } from './render.ts';
 import { hairstyleSpec } from './spec.ts';
 import { variantFor } from './templates.ts';
 
@@ -41,6 +41,7 @@ export const hairstyle = definePipeline(hairstyleSpec, async (ctx, input, files)
     const filled = await t.time('removal', () => fillRemoved(analysis, hole, seed));
     const result = await t.time('composite', () => composite(filled, layer, input.hair_color, look, seed + k));
     outFiles.push(await t.time('encode', () => pictureFile(`result-${k + 1}`, result, input.output_format, quality)), await maskFile(`hair-mask-${k + 1}.png`, alphaMask(layer), width, height));
+    releaseLayer(layer);
   }
   outFiles.push(
     jsonFile('hairstyle.json', {

@@ -8,6 +8,7 @@
 import type { HairColor } from '../../domain/job.ts';
 import type { RgbImage } from '../../imaging/image.ts';
 import { dilate, maskBox } from '../../imaging/morphology.ts';
+import { givePlanes, takePlane } from '../../imaging/scratch.ts';
 import { labAt, shadeRamp, srgbToLab } from '../../steps/color.ts';
 import { patchFill } from '../../steps/patch-fill.ts';
 import { UNDER } from './hair.ts';
@@ -263,7 +264,7 @@ function castShadow(an: HeadAnalysis, layer: HairLayer): Float32Array {
     by0 = Math.min(by0, y);
     by1 = y;
   }
-  const out = new Float32Array(W * H);
+  const out = takePlane(W * H);
   if (bx1 < 0) return out;
   const m = r + Math.abs(sx) + Math.abs(sy) + 1;
   const X0 = Math.max(0, bx0 - m), X1 = Math.min(W, bx1 + m + 1), Y0 = Math.max(0, by0 - m), Y1 = Math.min(H, by1 + m + 1);
@@ -301,11 +302,18 @@ function castShadow(an: HeadAnalysis, layer: HairLayer): Float32Array {
 /** Draws a template for one variant. */
 export function renderHair(an: HeadAnalysis, look: Look, style: Hairstyle, p: Variant): HairLayer {
   const n = an.image.width * an.image.height;
-  const layer: HairLayer = { alpha: new Float32Array(n), shade: new Float32Array(n), shadow: new Float32Array(0), stubble: new Float32Array(n), tone: new Float32Array(n), sheen: new Float32Array(n) };
+  // Planes from the thread's pool (imaging/scratch.ts): the pipeline gives them back (releaseLayer)
+  // once a picture is encoded.
+  const layer: HairLayer = { alpha: takePlane(n), shade: takePlane(n), shadow: new Float32Array(0), stubble: takePlane(n), tone: takePlane(n), sheen: takePlane(n) };
   rasterize(an, look, TEMPLATES[style], p, layer, false);
   if (style === 'Mohawk') rasterize(an, look, SHAVED_SIDES, p, layer, true);
   layer.shadow = castShadow(an, layer);
   return layer;
+}
+
+/** Gives a layer's planes back to the thread's pool: the layer must not be read afterwards. */
+export function releaseLayer(layer: HairLayer): void {
+  givePlanes(layer.alpha, layer.shade, layer.shadow, layer.stubble, layer.tone, layer.sheen);
 }
 
 /**
