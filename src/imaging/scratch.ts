@@ -1,35 +1,46 @@
-// Reusable full-frame float planes for per-picture work (the hairstyle layer's six planes: 24 MB
-// a picture at 1 MP). Memory fresh from the allocator is zero pages the kernel maps on first
-// touch; on this project's 2-core machines that first touch cost ~11 ms per 4 MB plane (measured:
-// filling a new Float32Array(1e6) 11 ms, filling it again 0.1 ms), more than the rendering that
-// writes it. A plane given back is handed out again, zeroed, to the next picture of this thread
-// (pipelines run in inference threads; each has its own pool). Bounded: at most MAX_PLANES planes
-// and MAX_BYTES kept; planes under MIN_LENGTH are not pooled (allocating them is cheap).
-const MAX_PLANES = 12;
+// Reusable memory for per-picture float planes (the hairstyle layer's six planes, 24 MB a picture
+// at 1 MP; the exemplar fill's working copy of its region and its pyramid). Memory fresh from the
+// allocator is zero pages the kernel maps on first touch; on this project's 2-core machines that
+// first touch cost ~11 ms per 4 MB (measured: filling a new Float32Array(1e6) 11 ms, filling it
+// again 0.1 ms), more than the work that writes it. A plane given back is kept, and its memory
+// handed out again, zeroed, for the next plane of this thread that fits in it (pipelines run in
+// inference threads; each has its own pool). Bounded: at most MAX_BUFFERS buffers and MAX_BYTES
+// kept; buffers under MIN_BYTES are not pooled (allocating them is cheap).
+const MAX_BUFFERS = 16;
 const MAX_BYTES = 256 * 2 ** 20;
-const MIN_LENGTH = 1 << 16;
+const MIN_BYTES = 1 << 18;
 
-const free: Float32Array[] = [];
+const free: ArrayBuffer[] = [];
 let kept = 0;
 
-/** A zeroed Float32Array of `length`: a pooled one when a plane of that length was given back. */
+/**
+ * A zeroed Float32Array of `length`: on a kept buffer when one fits (the smallest of those at
+ * least that large and at most twice, so a small plane does not hold a large buffer), else new.
+ */
 export function takePlane(length: number): Float32Array {
-  const k = free.findIndex((p) => p.length === length);
+  const bytes = 4 * length;
+  let k = -1;
+  for (let j = 0; j < free.length; j++) {
+    const b = free[j]!.byteLength;
+    if (b >= bytes && b <= 2 * bytes && (k < 0 || b < free[k]!.byteLength)) k = j;
+  }
   if (k < 0) return new Float32Array(length);
-  const plane = free.splice(k, 1)[0]!;
-  kept -= plane.byteLength;
-  return plane.fill(0);
+  const buffer = free.splice(k, 1)[0]!;
+  kept -= buffer.byteLength;
+  return new Float32Array(buffer, 0, length).fill(0);
 }
 
 /**
- * Gives planes back for reuse; the caller must not touch them afterwards. Planes past the pool's
- * bounds are dropped (left to the garbage collector), the oldest first.
+ * Gives planes' memory back for reuse: the caller must hold no other view of it and not touch the
+ * planes afterwards. Past the pool's bounds the oldest buffers are dropped (left to the garbage
+ * collector).
  */
 export function givePlanes(...planes: Float32Array[]): void {
   for (const p of planes) {
-    if (p.length < MIN_LENGTH || free.includes(p)) continue;
-    free.push(p);
-    kept += p.byteLength;
+    const buffer = p.buffer as ArrayBuffer;
+    if (buffer.byteLength < MIN_BYTES || free.includes(buffer)) continue;
+    free.push(buffer);
+    kept += buffer.byteLength;
   }
-  while (free.length > MAX_PLANES || kept > MAX_BYTES) kept -= free.shift()!.byteLength;
+  while (free.length > MAX_BUFFERS || kept > MAX_BYTES) kept -= free.shift()!.byteLength;
 }

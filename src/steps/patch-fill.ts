@@ -18,6 +18,7 @@
 // outputs reproduce.
 import type { RgbImage } from '../imaging/image.ts';
 import { maskBox } from '../imaging/morphology.ts';
+import { givePlanes, takePlane } from '../imaging/scratch.ts';
 
 export interface PatchFillOptions {
   /** Patch radius in pixels (patch side 2r+1) at every level. */
@@ -110,7 +111,7 @@ function makeLevel(w: number, h: number, img: Float32Array, hole: Uint8Array, so
 /** Half size: image by the mean of known children, hole where any child is hole, source where all are. */
 function downsample(w: number, h: number, img: Float32Array, hole: Uint8Array, source: Uint8Array) {
   const W = Math.ceil(w / 2), H = Math.ceil(h / 2);
-  const o = new Float32Array(W * H * 3);
+  const o = takePlane(W * H * 3);
   const oh = new Uint8Array(W * H);
   const os = new Uint8Array(W * H);
   for (let Y = 0; Y < H; Y++) {
@@ -493,7 +494,9 @@ export function patchFill(image: RgbImage, hole: Uint8Array, options: PatchFillO
   x1 = Math.min(W - 1, x1 + m);
   y1 = Math.min(H - 1, y1 + m);
   const w = x1 - x0 + 1, h = y1 - y0 + 1;
-  const img = new Float32Array(w * h * 3);
+  // The region's floats and its pyramid come from the thread's scratch pool and go back to it at
+  // the end (a 1 MP region is 12 MB of floats, fresh memory on every call otherwise).
+  const img = takePlane(w * h * 3);
   const hl = new Uint8Array(w * h);
   const src = new Uint8Array(w * h);
   if (!options.source) src.fill(1);
@@ -528,7 +531,10 @@ export function patchFill(image: RgbImage, hole: Uint8Array, options: PatchFillO
     }
     const L = makeLevel(P.w, P.h, P.img, P.hole, P.source, r);
     if (L.validList.length === 0) {
-      if (l === 0) return image; // nothing to copy from
+      if (l === 0) {
+        givePlanes(...pyramid.map((p) => p.img));
+        return image; // nothing to copy from
+      }
       nnf = undefined; // a finer level starts afresh
       continue;
     }
@@ -602,5 +608,6 @@ export function patchFill(image: RgbImage, hole: Uint8Array, options: PatchFillO
       data[3 * i + 2] = Math.max(0, Math.min(255, Math.round(fin[3 * j + 2]! + o2)));
     }
   }
+  givePlanes(...pyramid.map((p) => p.img));
   return options.inPlace ? image : { data, width: W, height: H };
 }

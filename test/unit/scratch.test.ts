@@ -1,37 +1,44 @@
-// The scratch-plane pool (src/imaging/scratch.ts): planes given back are handed out again, zeroed;
-// small planes are not pooled; the pool is bounded.
+// The scratch-plane pool (src/imaging/scratch.ts): memory given back is handed out again, zeroed,
+// for a plane that fits; small planes are not pooled; the pool is bounded.
 import { describe, expect, it } from 'vitest';
 import { givePlanes, takePlane } from '../../src/imaging/scratch.ts';
 
 describe('scratch planes', () => {
-  it('hands a plane given back out again for the same length, zeroed', () => {
+  it("hands a plane's memory out again for a plane that fits, zeroed", () => {
     const a = takePlane(1 << 17);
     a.fill(3);
     givePlanes(a);
     const b = takePlane(1 << 17);
-    expect(b).toBe(a);
+    expect(b.buffer).toBe(a.buffer);
+    expect(b.length).toBe(1 << 17);
     expect(b.every((v) => v === 0)).toBe(true);
     // Taken: not handed out twice.
-    expect(takePlane(1 << 17)).not.toBe(a);
+    expect(takePlane(1 << 17).buffer).not.toBe(a.buffer);
+    // A smaller plane (more than half the size) fits in it, as a view of its start.
+    givePlanes(b);
+    const c = takePlane(100_000);
+    expect(c.buffer).toBe(a.buffer);
+    expect(c.length).toBe(100_000);
+    givePlanes(c);
   });
 
-  it('keeps planes of another length apart, and does not pool small ones', () => {
+  it('never puts a plane in memory too small or over twice its size, and does not pool small ones', () => {
     const big = takePlane(1 << 17);
     givePlanes(big);
-    expect(takePlane((1 << 17) + 1)).not.toBe(big);
+    expect(takePlane((1 << 17) + 1).buffer).not.toBe(big.buffer);
+    expect(takePlane((1 << 15) - 1).buffer).not.toBe(big.buffer);
     const small = takePlane(100);
     givePlanes(small);
-    expect(takePlane(100)).not.toBe(small);
-    expect(takePlane(1 << 17)).toBe(big);
+    expect(takePlane(100).buffer).not.toBe(small.buffer);
+    expect(takePlane(1 << 17).buffer).toBe(big.buffer);
   });
 
-  it('keeps at most 12 planes (the oldest dropped first)', () => {
-    const planes = Array.from({ length: 14 }, () => takePlane(1 << 16));
+  it('keeps at most 16 buffers (the oldest dropped first)', () => {
+    const planes = Array.from({ length: 18 }, () => takePlane(1 << 16));
     givePlanes(...planes);
-    const back = Array.from({ length: 14 }, () => takePlane(1 << 16));
-    // The two oldest were dropped: 12 of the 14 come back, the first two do not.
-    expect(back.filter((p) => planes.includes(p))).toHaveLength(12);
-    expect(back.includes(planes[0]!)).toBe(false);
-    expect(back.includes(planes[1]!)).toBe(false);
+    const back = Array.from({ length: 18 }, () => takePlane(1 << 16).buffer);
+    expect(back.filter((b) => planes.some((p) => p.buffer === b))).toHaveLength(16);
+    expect(back.includes(planes[0]!.buffer)).toBe(false);
+    expect(back.includes(planes[1]!.buffer)).toBe(false);
   });
 });
