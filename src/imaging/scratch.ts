@@ -1,5 +1,5 @@
-// Reusable memory for per-picture float planes (the hairstyle layer's six planes, 24 MB a picture
-// at 1 MP; the exemplar fill's working copy of its region and its pyramid). Memory fresh from the
+// Reusable memory for per-picture planes (the hairstyle layer's six float planes, 24 MB a picture
+// at 1 MP; the exemplar fill's working copy of its region, its pyramid and its match field). Memory fresh from the
 // allocator is zero pages the kernel maps on first touch; on this project's 2-core machines that
 // first touch cost ~11 ms per 4 MB (measured: filling a new Float32Array(1e6) 11 ms, filling it
 // again 0.1 ms), more than the work that writes it. A plane given back is kept, and its memory
@@ -14,29 +14,40 @@ const free: ArrayBuffer[] = [];
 let kept = 0;
 
 /**
- * A zeroed Float32Array of `length`: on a kept buffer when one fits (the smallest of those at
- * least that large and at most twice, so a small plane does not hold a large buffer), else new.
+ * A kept buffer for `bytes` (the smallest of those at least that large and at most twice, so a
+ * small plane does not hold a large buffer), taken out of the pool; null when none fits.
  */
-export function takePlane(length: number): Float32Array {
-  const bytes = 4 * length;
+function take(bytes: number): ArrayBuffer | null {
   let k = -1;
   for (let j = 0; j < free.length; j++) {
     const b = free[j]!.byteLength;
     if (b >= bytes && b <= 2 * bytes && (k < 0 || b < free[k]!.byteLength)) k = j;
   }
-  if (k < 0) return new Float32Array(length);
+  if (k < 0) return null;
   const buffer = free.splice(k, 1)[0]!;
   kept -= buffer.byteLength;
-  return new Float32Array(buffer, 0, length).fill(0);
+  return buffer;
+}
+
+/** A zeroed Float32Array of `length`, on a kept buffer when one fits, else new. */
+export function takePlane(length: number): Float32Array {
+  const buffer = take(4 * length);
+  return buffer ? new Float32Array(buffer, 0, length).fill(0) : new Float32Array(length);
+}
+
+/** A zeroed Int32Array of `length`, on a kept buffer when one fits, else new. */
+export function takeInts(length: number): Int32Array {
+  const buffer = take(4 * length);
+  return buffer ? new Int32Array(buffer, 0, length).fill(0) : new Int32Array(length);
 }
 
 /**
- * Gives planes' memory back for reuse: the caller must hold no other view of it and not touch the
- * planes afterwards. Past the pool's bounds the oldest buffers are dropped (left to the garbage
+ * Gives arrays' memory back for reuse: the caller must hold no other view of it and not touch the
+ * arrays afterwards. Past the pool's bounds the oldest buffers are dropped (left to the garbage
  * collector).
  */
-export function givePlanes(...planes: Float32Array[]): void {
-  for (const p of planes) {
+export function giveBack(...arrays: Array<Float32Array | Int32Array>): void {
+  for (const p of arrays) {
     const buffer = p.buffer as ArrayBuffer;
     if (buffer.byteLength < MIN_BYTES || free.includes(buffer)) continue;
     free.push(buffer);

@@ -18,7 +18,7 @@
 // outputs reproduce.
 import type { RgbImage } from '../imaging/image.ts';
 import { maskBox } from '../imaging/morphology.ts';
-import { givePlanes, takePlane } from '../imaging/scratch.ts';
+import { giveBack, takeInts, takePlane } from '../imaging/scratch.ts';
 
 export interface PatchFillOptions {
   /** Patch radius in pixels (patch side 2r+1) at every level. */
@@ -424,7 +424,7 @@ const NY = [0, 0, -1, 1, -1, -1, 1, 1];
 function upsampleAndCopy(P: { w: number; h: number; img: Float32Array; hole: Uint8Array; source: Uint8Array }, parentField: Int32Array, parent: { w: number; img: Float32Array }): Int32Array {
   const { w, h, img, hole, source } = P;
   const pw = parent.w;
-  const field = new Int32Array(w * h).fill(-1);
+  const field = takeInts(w * h).fill(-1);
   const usable = (cx: number, cy: number) => cx >= 0 && cy >= 0 && cx < w && cy < h && !hole[cy * w + cx] && source[cy * w + cx] === 1;
   const missing: number[] = [];
   for (let y = 0; y < h; y++) {
@@ -526,13 +526,15 @@ export function patchFill(image: RgbImage, hole: Uint8Array, options: PatchFillO
     // each hole pixel from its match: known pixels of this level, at full sharpness (a vote of
     // matches found at a coarser level would average their phases into a blur).
     if (nnf && Math.max(P.w, P.h) > cap) {
-      nnf = upsampleAndCopy(P, nnf, pyramid[l + 1]!);
+      const field = upsampleAndCopy(P, nnf, pyramid[l + 1]!);
+      giveBack(nnf);
+      nnf = field;
       continue;
     }
     const L = makeLevel(P.w, P.h, P.img, P.hole, P.source, r);
     if (L.validList.length === 0) {
       if (l === 0) {
-        givePlanes(...pyramid.map((p) => p.img));
+        giveBack(...pyramid.map((p) => p.img));
         return image; // nothing to copy from
       }
       nnf = undefined; // a finer level starts afresh
@@ -608,6 +610,6 @@ export function patchFill(image: RgbImage, hole: Uint8Array, options: PatchFillO
       data[3 * i + 2] = Math.max(0, Math.min(255, Math.round(fin[3 * j + 2]! + o2)));
     }
   }
-  givePlanes(...pyramid.map((p) => p.img));
+  giveBack(...pyramid.map((p) => p.img), ...(nnf ? [nnf] : []));
   return options.inPlace ? image : { data, width: W, height: H };
 }

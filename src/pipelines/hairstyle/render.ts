@@ -8,7 +8,7 @@
 import type { HairColor } from '../../domain/job.ts';
 import type { RgbImage } from '../../imaging/image.ts';
 import { dilate, maskBox } from '../../imaging/morphology.ts';
-import { givePlanes, takePlane } from '../../imaging/scratch.ts';
+import { giveBack, takePlane } from '../../imaging/scratch.ts';
 import { labAt, shadeRamp, srgbToLab } from '../../steps/color.ts';
 import { patchFill } from '../../steps/patch-fill.ts';
 import { UNDER } from './hair.ts';
@@ -313,7 +313,7 @@ export function renderHair(an: HeadAnalysis, look: Look, style: Hairstyle, p: Va
 
 /** Gives a layer's planes back to the thread's pool: the layer must not be read afterwards. */
 export function releaseLayer(layer: HairLayer): void {
-  givePlanes(layer.alpha, layer.shade, layer.shadow, layer.stubble, layer.tone, layer.sheen);
+  giveBack(layer.alpha, layer.shade, layer.shadow, layer.stubble, layer.tone, layer.sheen);
 }
 
 /**
