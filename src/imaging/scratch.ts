@@ -1,13 +1,15 @@
-// Reusable memory for per-picture planes (the hairstyle layer's six float planes, 24 MB a picture
-// at 1 MP; the exemplar fill's working copy of its region, its pyramid and its match field). Memory fresh from the
-// allocator is zero pages the kernel maps on first touch; on this project's 2-core machines that
-// first touch cost ~11 ms per 4 MB (measured: filling a new Float32Array(1e6) 11 ms, filling it
-// again 0.1 ms), more than the work that writes it. A plane given back is kept, and its memory
-// handed out again, zeroed, for the next plane of this thread that fits in it (pipelines run in
-// inference threads; each has its own pool). Bounded: at most MAX_BUFFERS buffers and MAX_BYTES
-// kept; buffers under MIN_BYTES are not pooled (allocating them is cheap).
+// Reusable memory for per-picture planes: the hairstyle layer's six float planes (24 MB a picture
+// at 1 MP) and the exemplar fill's copy of its region, its pyramid and its match field. Memory
+// fresh from the allocator is zero pages the kernel maps on first touch; on this project's 2-core
+// machines that first touch cost ~11 ms per 4 MB (measured: filling a new Float32Array(1e6)
+// 11 ms, filling it again 0.1 ms), more than the work that writes it. A plane given back is kept,
+// and its memory handed out again, zeroed, for the next plane of this thread that fits in it
+// (pipelines run in inference threads; each has its own pool). Bounded: at most MAX_BUFFERS
+// buffers and MAX_BYTES kept per thread (a 1 MP hairstyle picture uses ~45 MB; a larger photo's
+// planes beyond the bound are left to the garbage collector); buffers under MIN_BYTES are not
+// pooled (allocating them is cheap).
 const MAX_BUFFERS = 16;
-const MAX_BYTES = 256 * 2 ** 20;
+const MAX_BYTES = 128 * 2 ** 20;
 const MIN_BYTES = 1 << 18;
 
 const free: ArrayBuffer[] = [];
