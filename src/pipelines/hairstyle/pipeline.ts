@@ -39,7 +39,8 @@ export const hairstyle = definePipeline(hairstyleSpec, async (ctx, input, files)
     const layer = await t.time('render', () => renderHair(analysis, look, input.hairstyle, p));
     const hole = await t.time('removal', () => removalMask(analysis, layer));
     const filled = await t.time('removal', () => fillRemoved(analysis, hole, seed));
-    const result = await t.time('composite', () => composite(filled, layer, input.hair_color, look, seed + k));
+    // The fill is this picture's own copy (unless nothing was filled): the hair is drawn into it.
+    const result = await t.time('composite', () => composite(filled, layer, input.hair_color, look, seed + k, { inPlace: filled !== analysis.image }));
     outFiles.push(await t.time('encode', () => pictureFile(`result-${k + 1}`, result, input.output_format, quality)), await maskFile(`hair-mask-${k + 1}.png`, alphaMask(layer), width, height));
     releaseLayer(layer);
   }
