@@ -50,6 +50,15 @@ export class TaskQueue {
     onQueueError(this.queue, settings.log, 'task queue');
   }
 
+  /**
+   * Whether the producer connection is up. After an outage it reconnects on its own schedule,
+   * apart from the store's connection: until it does, a create's enqueue fails and the outbox
+   * sweep queues the task later (readiness waits for it).
+   */
+  get connected(): boolean {
+    return this.connection.status === 'ready';
+  }
+
   async enqueue(taskId: string, userId: number): Promise<void> {
     await this.queue.add(
       JobName.RunTask,

@@ -1,5 +1,6 @@
-// Liveness (the process answers) and readiness (Redis answers and, unless disabled, at least one
-// worker is alive with its models loaded); and the Prometheus scrape, /metrics.
+// Liveness (the process answers) and readiness (Redis answers, on the store's and the queue's
+// connections, and, unless disabled, at least one worker is alive with its models loaded); and
+// the Prometheus scrape, /metrics.
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../app.ts';
 
@@ -33,6 +34,10 @@ export function registerHealthRoutes(app: FastifyInstance, deps: AppDeps): void 
     } finally {
       clearTimeout(timer);
     }
+    // Redis counts as answering once the queue's producer connection is back too: it reconnects
+    // apart from the store's, and a create in between is queued only by the outbox sweep, seconds
+    // later, with a warning.
+    redis &&= deps.queue.connected;
     const ready = redis && (!deps.readyRequiresWorker || workers > 0);
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', redis: redis ? 'ok' : 'down', workers });
   });
