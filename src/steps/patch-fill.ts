@@ -16,7 +16,7 @@
 // never on the event loop. A learned inpainting graph with the same contract (image + hole ->
 // image) can replace it. Deterministic for a given input (seeded generator), so retries and golden
 // outputs reproduce.
-import type { RgbImage } from '../imaging/image.ts';
+import { copyBytes, type RgbImage } from '../imaging/image.ts';
 import { maskBox } from '../imaging/morphology.ts';
 import { giveBack, takeInts, takePlane } from '../imaging/scratch.ts';
 
@@ -515,6 +515,8 @@ export function patchFill(image: RgbImage, hole: Uint8Array, options: PatchFillO
     const p = pyramid.at(-1)!;
     pyramid.push(downsample(p.w, p.h, p.img, p.hole, p.source));
   }
+  // The pyramid's planes (and the last match field) go back to the scratch pool on the way out.
+  const release = (field?: Int32Array) => giveBack(...pyramid.map((p) => p.img), ...(field ? [field] : []));
   const rand = mulberry32(options.seed ?? 0x9e3779b9);
   const iterations = options.iterations ?? 5;
   const cap = options.searchSide ?? 256;
@@ -534,7 +536,7 @@ export function patchFill(image: RgbImage, hole: Uint8Array, options: PatchFillO
     const L = makeLevel(P.w, P.h, P.img, P.hole, P.source, r);
     if (L.validList.length === 0) {
       if (l === 0) {
-        giveBack(...pyramid.map((p) => p.img));
+        release(nnf);
         return image; // nothing to copy from
       }
       nnf = undefined; // a finer level starts afresh
@@ -586,7 +588,7 @@ export function patchFill(image: RgbImage, hole: Uint8Array, options: PatchFillO
     if (finest) offset = { w: L.w, h: L.h, val: colourOffset(L, P.source, targets, field, r), scale: 2 ** l };
     nnf = field;
   }
-  const data = options.inPlace ? image.data : Uint8Array.from(image.data);
+  const data = options.inPlace ? image.data : copyBytes(image.data);
   const fin = pyramid[0]!.img;
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
@@ -610,6 +612,6 @@ export function patchFill(image: RgbImage, hole: Uint8Array, options: PatchFillO
       data[3 * i + 2] = Math.max(0, Math.min(255, Math.round(fin[3 * j + 2]! + o2)));
     }
   }
-  giveBack(...pyramid.map((p) => p.img), ...(nnf ? [nnf] : []));
+  release(nnf);
   return options.inPlace ? image : { data, width: W, height: H };
 }

@@ -9,7 +9,7 @@
 //                 hair's border), sources: the pixels of that class around it
 //   segmentation  without BiSeNet: the person mask, off the face, near the head, hair-coloured;
 //                 under: background outside the person mask, the person elsewhere
-import type { RgbImage } from '../../imaging/image.ts';
+import { copyBytes, type RgbImage } from '../../imaging/image.ts';
 import { chamfer, componentsTouching, dilate, maskBox } from '../../imaging/morphology.ts';
 import type { ModelSession } from '../../models/onnx.ts';
 import type { StageTimer } from '../../domain/stage-timer.ts';
@@ -221,7 +221,7 @@ function undetectedOthers(h: Head, labels: Uint8Array, crop: Box, person: Uint8A
     }
   }
   const dn = chamfer(kept, W, H), dt = chamfer(head, W, H);
-  const out = Uint8Array.from(h.others);
+  const out = copyBytes(h.others);
   // Clearly nearer (by a quarter): the target's own hair between the two heads stays hers.
   for (let i = 0; i < out.length; i++) if (1.25 * dn[i]! < dt[i]!) out[i] = 1;
   return out;
@@ -277,7 +277,7 @@ function longHair(h: Head, parse: FaceParse, inCrop: Uint8Array, soft: Uint8Arra
   const W = image.width, H = image.height;
   const labels = parse.labels;
   const { y: cy, size } = parse.crop;
-  const grown = Uint8Array.from(parsed);
+  const grown = copyBytes(parsed);
   // Only when the parsed hair leaves the crop at its bottom (the last 4% of its rows).
   let exits = false;
   for (let y = Math.max(0, Math.floor(cy + 0.96 * size)); y < Math.min(H, Math.ceil(cy + size)) && !exits; y++) for (let x = 0; x < W && !exits; x++) exits = parsed[y * W + x] === 1;
@@ -299,7 +299,7 @@ function longHair(h: Head, parse: FaceParse, inCrop: Uint8Array, soft: Uint8Arra
     for (let k = 0; k < n; k++) dist[k] = Math.hypot(Ls[k]! - m0, As[k]! - m1, Bs[k]! - m2);
     const spread = kthSmallest(dist, n >> 1);
     const limit = Math.max(5, 1.0 * spread);
-    const cand = Uint8Array.from(parsed);
+    const cand = copyBytes(parsed);
     const trustedAbove = cy + 0.9 * size;
     for (let y = 0; y < H; y++) {
       for (let x = 0, i = y * W; x < W; x++, i++) {

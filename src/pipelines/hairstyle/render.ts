@@ -6,7 +6,7 @@
 //   fillRemoved    exemplar fill (steps/patch-fill) of the removed hair, per what it hides
 //   composite      the filled photo, contact shadow, then the hair recoloured in CIE Lab, grained
 import type { HairColor } from '../../domain/job.ts';
-import type { RgbImage } from '../../imaging/image.ts';
+import { copyBytes, type RgbImage } from '../../imaging/image.ts';
 import { dilate, maskBox } from '../../imaging/morphology.ts';
 import { giveBack, takePlane } from '../../imaging/scratch.ts';
 import { labAt, shadeRamp, srgbToLab } from '../../steps/color.ts';
@@ -371,16 +371,10 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number): R
  */
 function smoothGroups(under: Uint8Array, hole: Uint8Array, holeAt: Int32Array, W: number, H: number, groups: number, r: number): Uint8Array {
   const out = new Uint8Array(holeAt.length);
-  if (!holeAt.length) return out;
-  let x0 = W, x1 = 0, y0 = H, y1 = 0;
-  for (const i of holeAt) {
-    const x = i % W, y = (i - x) / W;
-    if (x < x0) x0 = x;
-    if (x > x1) x1 = x;
-    if (y < y0) y0 = y;
-    if (y > y1) y1 = y;
-  }
-  const bw = x1 - x0 + 1, bh = y1 - y0 + 1, sw = bw + 1;
+  const box = maskBox(hole, W, H);
+  if (!box) return out;
+  const { x: x0, y: y0, width: bw, height: bh } = box;
+  const sw = bw + 1;
   const sums: Int32Array[] = [];
   for (let g = 1; g < groups; g++) {
     const S = new Int32Array(sw * (bh + 1));
@@ -451,7 +445,7 @@ export function composite(base: RgbImage, layer: HairLayer, color: HairColor, lo
   const cool = shadeRamp(color, -8, 0.8, 3);
   // In place for a caller that owns `base` (the pipeline's fill result): a copy of a 1 MP photo is
   // ~9 ms of fresh memory on this project's machines.
-  const data = opts.inPlace ? base.data : Uint8Array.from(base.data);
+  const data = opts.inPlace ? base.data : copyBytes(base.data);
   let h = seed >>> 0;
   const noise = () => {
     // Two xorshift draws, summed: a cheap bell-shaped noise in about -1..1.
