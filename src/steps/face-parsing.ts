@@ -4,6 +4,7 @@
 //   output "final_output"  int64 [S, S] class per pixel
 // -> labels at full resolution (nearest) and soft class masks (bilinear + feather).
 import { cropSquare, placeMask, scaledFloats, type RgbImage } from '../imaging/image.ts';
+import { resampleSquare } from '../imaging/resample.ts';
 import type { ModelSession } from '../models/onnx.ts';
 import { numberParam } from '../models/params.ts';
 import type { StageTimer } from '../domain/stage-timer.ts';
@@ -35,6 +36,12 @@ export interface FaceParsingParams {
   /** How far above the face the crop's centre sits, as a fraction of its side (default 0.12). */
   cropShift?: number;
   featherPx: number;
+  /**
+   * The crop's resampling: sharp (cropSquare, the default) or the JS tent filter
+   * (imaging/resample.ts, which the try-on uses: no round trip through libvips; values within a
+   * few levels of sharp's).
+   */
+  resample?: 'sharp' | 'js';
 }
 
 /** `parser_size`, `crop_scale`, `feather_px` and the optional `crop_shift` from a version's params. */
@@ -59,7 +66,9 @@ export function cropAround(face: Face, cropScale: number, cropShift = 0.12): { x
 export async function parseFace(session: ModelSession, image: RgbImage, face: Face, p: FaceParsingParams, t: StageTimer): Promise<FaceParse> {
   const S = p.parserSize;
   const crop = cropAround(face, p.cropScale, p.cropShift);
-  const tensor = await t.time('preprocess', async () => scaledFloats(await cropSquare(image, crop.x, crop.y, crop.size, S), 127.5, -1));
+  const tensor = await t.time('preprocess', async () =>
+    scaledFloats(p.resample === 'js' ? resampleSquare(image, crop.x, crop.y, crop.size, S) : await cropSquare(image, crop.x, crop.y, crop.size, S), 127.5, -1),
+  );
   const out = await t.infer('inference', () => session.runAny({ [session.inputNames[0]!]: { data: tensor, dims: [1, S, S, 3] } }));
   return t.time('postprocess', () => {
     const raw = out[session.outputNames[0]!]!.data;

@@ -10,7 +10,8 @@
 //   (BiSeNet, [1, 384, 384, 3] NHWC on a square of 2.2 face sizes; long hair below it grown by
 //   colour through the instance), never covered by the garment.
 import { AppError } from '../../errors/codes.ts';
-import { cropSquare, placeMask, type RgbImage } from '../../imaging/image.ts';
+import { cropSquare, type RgbImage } from '../../imaging/image.ts';
+import { placeMaskResampled, resampleSquare } from '../../imaging/resample.ts';
 import { numberParam } from '../../models/params.ts';
 import type { StageTimer } from '../../domain/stage-timer.ts';
 import { bodyLandmarks, detectBodies, type BodyPose } from '../../steps/blazepose.ts';
@@ -130,17 +131,18 @@ export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: St
   const side = Math.max(x1 - x0, y1 - y0, 32);
   const cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
   const S = P('segmenter_size');
-  const crop = { data: await cropSquare(image, cx - side / 2, cy - side / 2, side, S), width: S, height: S };
+  // Crop and placement resampled in JS (imaging/resample.ts): sharp's round trips for a 1 MP
+  // photo were 25 and 40 ms of the try-on's analysis.
+  const crop = { data: await t.time('preprocess', () => resampleSquare(image, cx - side / 2, cy - side / 2, side, S)), width: S, height: S };
   const small = await segmentPerson(await ctx.session('segmenter'), crop, S, S, t, { feather: 0 });
-  const everyone = await t.time('postprocess', () => placeMask(small, S, S, side, side, 1, { width: W, height: H, left: cx - side / 2, top: cy - side / 2 }));
+  const everyone = await t.time('postprocess', () => placeMaskResampled(small, S, S, side, side, { width: W, height: H, left: cx - side / 2, top: cy - side / 2 }));
   // BlazePose's own mask is the person its crop is centred on (it bleeds less onto neighbours than
   // Selfie, which marks everyone, but is coarser): the person is where both agree.
   // Its mask is sure (near 1) on the target and lukewarm (0.4-0.65) over a neighbour pressed
   // against her whom no detector found (cut by the frame): Selfie's edge is kept only within a
   // small margin of where BlazePose is sure, so such a neighbour is not split off by skeletons
   // alone (there is no skeleton of hers to split by).
-  const near = dilate(above(pose.mask, SURE), W, H, Math.max(2, Math.round(0.03 * body.size)));
-  const person = agreed(pose.mask, near, everyone);
+  const person = await t.time('instance', () => agreed(pose.mask, dilate(above(pose.mask, SURE), W, H, Math.max(2, Math.round(0.03 * body.size))), everyone));
 
   const headR = face ? 0.6 * Math.max(face.box.width, face.box.height) : 0.4 * body.size;
   const instance = await t.time('instance', () => {
@@ -192,7 +194,7 @@ export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: St
 async function otherHead(ctx: PipelineContext, image: RgbImage, f: Face, t: StageTimer): Promise<Uint8Array> {
   const P = (k: string) => numberParam(ctx.params, k, 'tryon');
   const { width: W, height: H } = image;
-  const parse = await parseFace(await ctx.session('parser'), image, f, { parserSize: P('parser_size'), cropScale: P('parser_crop_scale'), featherPx: 0 }, t);
+  const parse = await parseFace(await ctx.session('parser'), image, f, { parserSize: P('parser_size'), cropScale: P('parser_crop_scale'), featherPx: 0, resample: 'js' }, t);
   const keep = protectTable(ctx.params);
   keep[CLASS.neck] = keep[CLASS.neck_l] = 1;
   return t.time('instance', () => {
@@ -241,33 +243,46 @@ export async function faceAndHair(ctx: PipelineContext, p: PersonAnalysis, t: St
   const { image, face } = p;
   const protect = new Uint8Array(image.width * image.height);
   if (!face) return { protect, skin: null };
-  const parse = await parseFace(await ctx.session('parser'), image, face, { parserSize: P('parser_size'), cropScale: P('parser_crop_scale'), featherPx: 0 }, t);
+  const parse = await parseFace(await ctx.session('parser'), image, face, { parserSize: P('parser_size'), cropScale: P('parser_crop_scale'), featherPx: 0, resample: 'js' }, t);
   const keep = protectTable(ctx.params);
-  // The labels are 0 outside the parser's crop: only its rows and columns are read (unless
-  // class 0 is one to protect).
-  const c = parse.crop, W = image.width, H = image.height;
-  const box = keep[0] ? { x0: 0, y0: 0, x1: W, y1: H } : { x0: Math.max(0, Math.floor(c.x)), y0: Math.max(0, Math.floor(c.y)), x1: Math.min(W, Math.ceil(c.x + c.size)), y1: Math.min(H, Math.ceil(c.y + c.size)) };
-  const skin = protectAndSkin(parse.labels, keep, image.data, protect, W, box);
-  extendHair(image, p.instance, parse.labels, parse.crop, Math.max(face.box.width, face.box.height), skin, protect);
-  // Pinholes and slits between strands (the parser's and the colour test's misses) closed: the
-  // garment showed through them as a lace of its stripes in the hair's tips.
-  return { protect: close(protect, image.width, image.height, Math.max(1, Math.round(0.02 * Math.max(face.box.width, face.box.height)))), skin };
+  return t.time('postprocess', () => {
+    // The labels are 0 outside the parser's crop: only its rows and columns are read (unless
+    // class 0 is one to protect).
+    const c = parse.crop, W = image.width, H = image.height;
+    const box = keep[0] ? { x0: 0, y0: 0, x1: W, y1: H } : { x0: Math.max(0, Math.floor(c.x)), y0: Math.max(0, Math.floor(c.y)), x1: Math.min(W, Math.ceil(c.x + c.size)), y1: Math.min(H, Math.ceil(c.y + c.size)) };
+    const skin = protectAndSkin(parse.labels, keep, image.data, protect, W, box);
+    extendHair(image, p.instance, parse.labels, parse.crop, Math.max(face.box.width, face.box.height), skin, protect);
+    // Pinholes and slits between strands (the parser's and the colour test's misses) closed: the
+    // garment showed through them as a lace of its stripes in the hair's tips.
+    return { protect: close(protect, image.width, image.height, Math.max(1, Math.round(0.02 * Math.max(face.box.width, face.box.height)))), skin };
+  });
 }
 
 /**
  * Sets `protect` where the label is one of `keep` (a table by class id), within `box` (x1, y1
- * exclusive); the mean colour of the skin (class 1) when over 50 pixels.
+ * exclusive); the median colour of the skin (class 1) when over 50 pixels.
  */
 function protectAndSkin(labels: Uint8Array, keep: Uint8Array, data: Uint8Array, protect: Uint8Array, W: number, box: { x0: number; y0: number; x1: number; y1: number }): [number, number, number] | null {
-  let r = 0, g = 0, b = 0, n = 0;
+  // Per-channel histograms of the skin: its median, not its mean. The parser's skin reaches a
+  // pixel or two into the hair, brows and background at its edges (more at a coarser parser
+  // size), and the mean drifted with them: at 256 px the arms of person-standing fell outside
+  // the skin test and were filled as old clothing.
+  const hist = new Uint32Array(3 * 256);
+  let n = 0;
   for (let y = box.y0; y < box.y1; y++) {
     for (let i = y * W + box.x0; i < y * W + box.x1; i++) {
       const l = labels[i]!;
       if (keep[l]) protect[i] = 1;
-      if (l === 1) (r += data[3 * i]!), (g += data[3 * i + 1]!), (b += data[3 * i + 2]!), n++;
+      if (l === 1) (hist[data[3 * i]!]! += 1), (hist[256 + data[3 * i + 1]!]! += 1), (hist[512 + data[3 * i + 2]!]! += 1), n++;
     }
   }
-  return n > 50 ? [r / n, g / n, b / n] : null;
+  if (n <= 50) return null;
+  const median = (c: number) => {
+    let acc = 0;
+    for (let v = 0; v < 256; v++) if ((acc += hist[256 * c + v]!) * 2 >= n) return v;
+    return 255;
+  };
+  return [median(0), median(1), median(2)];
 }
 
 /**

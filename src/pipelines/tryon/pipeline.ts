@@ -81,7 +81,7 @@ async function analyzeGarment(ctx: PipelineContext, image: RgbImage, type: Cloth
     const need = type === 'lower_body' ? [b.inL.hip, b.inR.hip] : [b.inL.shoulder, b.inR.shoulder, b.inL.hip, b.inR.hip];
     if (need.every(Boolean)) {
       const { protect, skin } = await faceAndHair(ctx, g, t);
-      const cloth = clothingMask(g, protect, skin);
+      const cloth = await t.time('garment', () => clothingMask(g, protect, skin));
       const parts = await t.time('garment', () => wornParts(g, b, cloth, type));
       const mask = Object.values(parts.masks).reduce((a, m) => union(a, m), new Uint8Array(cloth.length));
       if (area(mask) > 0.02 * mask.length) return { image, parts, source: 'person', mask };
@@ -133,10 +133,12 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
   // Compose: face, hair and hands in front; old clothing removed where uncovered; the photo's light.
   const front = union(protect, parts.hands);
   const layer = await t.time('composite', () => layerParts(W, H, warped, front));
-  const skinLike = skinMask(image, skin, parts.band, Math.max(1, Math.round(0.02 * body.size)));
-  const clothing = andNot(instance, protect, skinLike);
-  const background = andNot(notAbove(person.everyone, 127), instance);
-  const removal = await t.time('removal', () => removeUncovered(image, layer, parts.band, clothing, background, skinLike));
+  const removal = await t.time('removal', () => {
+    const skinLike = skinMask(image, skin, parts.band, Math.max(1, Math.round(0.02 * body.size)));
+    const clothing = andNot(instance, protect, skinLike);
+    const background = andNot(notAbove(person.everyone, 127), instance);
+    return removeUncovered(image, layer, parts.band, clothing, background, skinLike);
+  });
   const result = await t.time('composite', () => shadeAndBlend(image, removal.image, layer, body.size));
   return { image, result, person, body, protect, garment, parts, warped, layer, hole: removal.hole, filled: removal.filled, crop };
 }
@@ -156,7 +158,9 @@ export const tryon = definePipeline(tryonSpec, async (ctx, input, files) => {
   );
   const r = await renderTryon(ctx, garmentImg, personImg, type, input.forced_cutting, t);
   const { width: W, height: H } = r.result;
-  const encoded = await t.time('encode', () => pictureFile('result-1', r.result, input.output_format, numberParam(ctx.params, 'jpeg_quality', 'tryon')));
+  const [encoded, maskPng] = await t.time('encode', () =>
+    Promise.all([pictureFile('result-1', r.result, input.output_format, numberParam(ctx.params, 'jpeg_quality', 'tryon')), maskFile('garment-mask.png', alphaMask(r.layer.alpha), W, H)]),
+  );
   const round = (p: [number, number]) => [Math.round(p[0] * 10) / 10, Math.round(p[1] * 10) / 10];
   const strips = (s: Partial<Record<PartName, { centre: Array<[number, number]> }>>) => Object.fromEntries(Object.entries(s).map(([k, v]) => [k, v.centre.map(round)]));
   const b = r.body;
@@ -166,7 +170,7 @@ export const tryon = definePipeline(tryonSpec, async (ctx, input, files) => {
   return {
     files: [
       encoded,
-      await maskFile('garment-mask.png', alphaMask(r.layer.alpha), W, H),
+      maskPng,
       jsonFile('tryon.json', {
         clothes_type: type,
         prompt: input.prompt ?? '',
