@@ -18,7 +18,7 @@ import type { PipelineContext } from '../../src/pipelines/types.ts';
 import { srgbToLab } from '../../src/steps/color.ts';
 import { ovalMask } from '../../src/steps/face-mesh.ts';
 import { dress, longSleeve, skirt, trousers, tshirt } from '../helpers/garments.ts';
-import { bodyReference, referenceFaces, referenceParsing, releaseReferences, type BodyReference, type Landmarks } from '../helpers/references.ts';
+import { bodyReference, referenceFaces, referenceParsing, releaseReferences, type BodyReference, type Landmarks, type ReferenceFace } from '../helpers/references.ts';
 import { CLASS } from '../../src/steps/face-parsing.ts';
 import type { Face } from '../../src/steps/face-detection.ts';
 import { targetScore } from '../../src/steps/target-face.ts';
@@ -52,6 +52,8 @@ const CASES: Array<[string, ClothesType, () => Promise<Buffer>]> = [
 interface Photo {
   bytes: Buffer;
   image: RgbImage;
+  /** The reference face's box (the pipeline's reported target face is matched to it). */
+  box: ReferenceFace['box'];
   body: BodyReference;
   face: Uint8Array;
   /** What stays in front of any garment by the references: see inFront. */
@@ -59,7 +61,7 @@ interface Photo {
   /** Pixels of the skin's colour (skinColoured). */
   skin: Uint8Array;
 }
-const photos = new Map<string, Photo>();
+const photos = new Map<string, Photo[]>();
 interface Figures {
   changedAway: number;
   offBody: number;
@@ -184,22 +186,29 @@ function meanHue(img: RgbImage, where: (i: number) => boolean): number {
   return ((Math.atan2(b, a) * 180) / Math.PI + 360) % 360;
 }
 
+/** Reference faces within this fraction of the best target score are a tie (see KNOWN's note on group-four). */
+const TIE = 0.9;
+
 /**
  * FaceMesh landmarks of the reference's target face: the face-landmarks version's faces ranked by
  * the one target rule every pipeline uses (steps/target-face.ts: area x centrality), not by area
- * alone (on s5-top the largest face is a neighbour's at the edge).
+ * alone (on s5-top the largest face is a neighbour's at the edge). Every face scoring within TIE
+ * of the best is returned, best first: two people that close are a tie the rule cannot break
+ * across detectors (the face-landmarks version's boxes and BlazeFace's differ by several per cent).
  */
-async function referenceTargetFace(bytes: Uint8Array): Promise<{ landmarks: Landmarks; around: { x: number; y: number; width: number; height: number } }> {
+async function referenceTargetFaces(bytes: Uint8Array): Promise<Array<{ landmarks: Landmarks; box: ReferenceFace['box']; around: { x: number; y: number; width: number; height: number } }>> {
   const { faces, width, height } = await referenceFaces(bytes);
   const score = (f: (typeof faces)[number]) => targetScore({ box: f.box } as Face, width, height);
-  const best = [...faces].sort((a, b) => score(b) - score(a))[0];
-  if (!best) throw new Error('reference: no face found');
-  // The body reference's crop: 2.2 face sizes each side of the face, from 0.8 above it to the
-  // photo's bottom (MoveNet, a single-pose model, joined two people into one skeleton on group-four).
-  const s = Math.max(best.box.width, best.box.height), cx = best.box.x + best.box.width / 2;
-  const x0 = Math.max(0, Math.round(cx - 2.2 * s)), x1 = Math.min(width, Math.round(cx + 2.2 * s));
-  const y0 = Math.max(0, Math.round(best.box.y - 0.8 * s));
-  return { landmarks: best.landmarks, around: { x: x0, y: y0, width: x1 - x0, height: height - y0 } };
+  const ranked = [...faces].sort((a, b) => score(b) - score(a));
+  if (!ranked[0]) throw new Error('reference: no face found');
+  return ranked.filter((f) => score(f) >= TIE * score(ranked[0]!)).map((best) => {
+    // The body reference's crop: 2.2 face sizes each side of the face, from 0.8 above it to the
+    // photo's bottom (MoveNet, a single-pose model, joined two people into one skeleton on group-four).
+    const s = Math.max(best.box.width, best.box.height), cx = best.box.x + best.box.width / 2;
+    const x0 = Math.max(0, Math.round(cx - 2.2 * s)), x1 = Math.min(width, Math.round(cx + 2.2 * s));
+    const y0 = Math.max(0, Math.round(best.box.y - 0.8 * s));
+    return { landmarks: best.landmarks, box: best.box, around: { x: x0, y: y0, width: x1 - x0, height: height - y0 } };
+  });
 }
 
 const mad = (a: RgbImage, b: RgbImage, where: (i: number) => boolean) => {
@@ -217,20 +226,31 @@ beforeAll(async () => {
     if (photos.has(name)) continue;
     const bytes = await tryonPhoto(name);
     const image = await decodeImage(bytes, { maxPixels: 4e7 });
-    const target = await referenceTargetFace(bytes);
-    const body = await bodyReference(bytes, target.around);
-    const face = ovalMask(target.landmarks, image.width, image.height);
-    const skin = skinColoured(image, face);
-    photos.set(name, { bytes, image, body, face, skin, front: inFront(image, body, skin, (await referenceParsing(bytes)).labels) });
+    const labels = (await referenceParsing(bytes)).labels;
+    const candidates: Photo[] = [];
+    for (const target of await referenceTargetFaces(bytes)) {
+      const body = await bodyReference(bytes, target.around);
+      const face = ovalMask(target.landmarks, image.width, image.height);
+      const skin = skinColoured(image, face);
+      candidates.push({ bytes, image, box: target.box, body, face, skin, front: inFront(image, body, skin, labels) });
+    }
+    photos.set(name, candidates);
   }
   for (const [name, type, garment] of CASES) {
-    const p = photos.get(name)!;
+    const candidates = photos.get(name)!;
     const gBytes = await garment();
-    const r = await run(type, gBytes, p.bytes).catch((e: Error) => e);
+    const r = await run(type, gBytes, candidates[0]!.bytes).catch((e: Error) => e);
     if (r instanceof Error) {
       console.log(`${name} ${type}: ${r.message}`);
       continue;
     }
+    // The person judged: the reference target, or where the reference's best faces tie (TIE), the
+    // one whose face box holds the centre of the face the pipeline reports as its target (it must
+    // still be one of the tied; any other is judged as the best, and fails).
+    const picked = (JSON.parse(Buffer.from(r.files[2]!.data).toString()) as { target: { face: ReferenceFace['box'] | null } }).target.face;
+    const holds = (b: ReferenceFace['box']) => !!picked && Math.abs(picked.x + picked.width / 2 - b.x - b.width / 2) < b.width / 2 && Math.abs(picked.y + picked.height / 2 - b.y - b.height / 2) < b.height / 2;
+    const p = candidates.find((c) => holds(c.box)) ?? candidates[0]!;
+    if (p !== candidates[0]) console.log(`${name} ${type}: the pipeline's target is the reference's tied second face (within ${TIE} of the best score)`);
     const out = await decodeImage(r.files[0]!.data, { maxPixels: 4e7 });
     const alpha = (await sharp(Buffer.from(r.files[1]!.data)).extractChannel(0).raw().toBuffer()) as unknown as Uint8Array;
     const { width: W, height: H } = out;
@@ -290,11 +310,14 @@ beforeAll(async () => {
  * region, 70.5% and 88% of its visible part). The reference body is MoveNet Lightning run on a crop
  * around the reference's target face (a single-pose model on the whole group photo joined two
  * people into one skeleton). Still under 70%: a torso partly hidden by a neighbour, and a short top
- * on a sitting person (s5-*). group-four: the target rule, the same on both sides, picks another
- * woman on the reference's face boxes (the striped jumpsuit's, whose face box the face-landmarks
- * version finds 7% larger) than on BlazeFace's (the maroon dress's, 8% apart in score): the
- * garment, on the maroon dress, is judged against the jumpsuit's body, so it is all "off" and
- * "away" and covers none of it. Spill: on s5-red-top the garment reaches 4.5% outside the
+ * on a sitting person (s5-*). group-four: the target rule, the same on both sides, ranks two
+ * women within 8% of each other, and the detectors' boxes decide (the face-landmarks version's
+ * box of the striped jumpsuit's face is 7% larger than BlazeFace's): such a tie is judged on the
+ * tied person the pipeline dressed (TIE), the maroon dress; before stop 22 she was judged against
+ * the jumpsuit's body, all "off" and "away". Her coverage fails on the reference, not the garment:
+ * MoveNet on the crop around her face joins her shoulders to the green-dress neighbour's hips, so
+ * the reference torso is a slanted band mostly over the neighbour (the T-shirt covers her torso
+ * from the shoulders to the hips on the debug sheet). Spill: on s5-red-top the garment reaches 4.5% outside the
  * reference body (BlazePose puts her image-left shoulder on her face and her hidden arm across the
  * neighbour's dress, whose pixels the instance then takes). Hands: the garment's edge or the fill
  * touches MoveNet's wrist discs on person-standing-mirror, s5-red-top and person-standing.
@@ -306,7 +329,7 @@ beforeAll(async () => {
  */
 const KNOWN: Record<string, string[]> = {
   'person-standing-mirror upper_body tshirt': ['covered', 'face'],
-  'group-four upper_body tshirt': ['away', 'off', 'covered'],
+  'group-four upper_body tshirt': ['covered'],
   's5-red-top upper_body tshirt': ['away', 'off', 'covered', 'face'],
   's5-navy upper_body tshirt': ['covered'],
   'person-standing dresses dress': ['covered', 'face'],
