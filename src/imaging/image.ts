@@ -3,6 +3,7 @@
 // decoded once and reused.
 import sharp from 'sharp';
 import { AppError } from '../errors/codes.ts';
+import { letterboxResampled } from './resample.ts';
 
 // Inputs are one-off: libvips' operation cache only holds memory here.
 sharp.cache(false);
@@ -125,14 +126,17 @@ export function letterboxGeometry(width: number, height: number, size: number): 
 
 /**
  * Letterboxes an image into size x size (aspect kept, black bars) and returns an NHWC float32
- * tensor [1, size, size, 3] with values mapped from [0, 255] to [lo, hi].
+ * tensor [1, size, size, 3] with values mapped from [0, 255] to [lo, hi]. `resample`: by sharp
+ * (the default) or in JS (imaging/resample.ts: no libvips round trip; within a level or two).
  */
 export async function letterboxToTensor(
   img: RgbImage,
   size: number,
   range: readonly [lo: number, hi: number],
+  resample: 'sharp' | 'js' = 'sharp',
 ): Promise<{ tensor: Float32Array; letterbox: Letterbox }> {
-  const { bytes: boxed, letterbox } = await letterboxRgb(img, size);
+  const g = letterboxGeometry(img.width, img.height, size);
+  const { bytes: boxed, letterbox } = resample === 'js' ? { bytes: letterboxResampled(img, g), letterbox: { size, scale: g.scale, padX: g.padX, padY: g.padY } } : await letterboxRgb(img, size);
   const [lo, hi] = range;
   const k = (hi - lo) / 255;
   const tensor = new Float32Array(size * size * 3);

@@ -142,3 +142,14 @@ export function placeMaskResampled(mask: Uint8Array, w: number, h: number, outW:
   for (let y = win.y0; y < win.y1; y++) out.set(part.subarray((y - win.y0) * pw, (y - win.y0 + 1) * pw), (y + top) * canvas.width + left + win.x0);
   return out;
 }
+
+/**
+ * The image letterboxed into size x size (aspect kept, centred, black bars; the geometry of
+ * image.ts's letterboxGeometry): HWC bytes. What letterboxRgb (sharp) does, in JS.
+ */
+export function letterboxResampled(img: { data: Uint8Array; width: number; height: number }, g: { size: number; w: number; h: number; padX: number; padY: number }): Uint8Array {
+  const out = new Uint8Array(g.size * g.size * 3);
+  const part = resampleWindow(img.data, img.width, img.height, 3, { x: 0, y: 0, width: img.width, height: img.height }, g.w, g.h, { x0: 0, y0: 0, x1: g.w, y1: g.h });
+  for (let y = 0; y < g.h; y++) out.set(part.subarray(3 * y * g.w, 3 * (y + 1) * g.w), 3 * ((y + g.padY) * g.size + g.padX));
+  return out;
+}

@@ -25,6 +25,8 @@ export interface FaceDetectionParams {
   min_score: number;
   iou_threshold: number;
   max_faces: number;
+  /** The letterbox's resampling (letterboxToTensor): sharp by default, JS for the try-on. */
+  resample?: 'sharp' | 'js';
 }
 
 const ANCHORS = BLAZEFACE_BACK_LAYERS.map(makeAnchors);
@@ -78,7 +80,7 @@ export interface DetectionResult {
  * Faces come best score first. Timed into `t` as preprocess / inference / postprocess.
  */
 export async function detectFaces(session: ModelSession, image: RgbImage, params: FaceDetectionParams, minScore: number, t: StageTimer): Promise<Face[]> {
-  const { tensor, letterbox } = await t.time('preprocess', () => letterboxToTensor(image, params.input_size, [-1, 1]));
+  const { tensor, letterbox } = await t.time('preprocess', () => letterboxToTensor(image, params.input_size, [-1, 1], params.resample));
   const feeds = { [session.inputNames[0]!]: { data: tensor, dims: [1, params.input_size, params.input_size, 3] } };
   const out = await t.infer('inference', async () => {
     try {

@@ -2,8 +2,8 @@
 // independent implementation) on a real photo and on masks, and on cases with a known answer.
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { cropSquare, decodeImage, placeMask } from '../../src/imaging/image.ts';
-import { placeMaskResampled, resampleSquare } from '../../src/imaging/resample.ts';
+import { cropSquare, decodeImage, letterboxGeometry, letterboxRgb, placeMask } from '../../src/imaging/image.ts';
+import { letterboxResampled, placeMaskResampled, resampleSquare } from '../../src/imaging/resample.ts';
 
 const mad = (a: Uint8Array, b: Uint8Array) => {
   let s = 0;
@@ -24,6 +24,16 @@ describe('JS resampling', () => {
       expect(js.length).toBe(size * size * 3);
       expect(mad(js, await cropSquare(img, x, y, side, size))).toBeLessThan(2);
     }
+  });
+
+  it('letterboxes a photo as sharp does, with the same black bars', async () => {
+    const img = await decodeImage(fs.readFileSync('test/fixtures/person-standing.jpg'), { maxPixels: 4e7 });
+    const g = letterboxGeometry(img.width, img.height, 256);
+    const js = letterboxResampled(img, g);
+    expect(mad(js, (await letterboxRgb(img, 256)).bytes)).toBeLessThan(2);
+    // The bars: the first and last columns left and right of the picture are black.
+    expect(g.padX).toBeGreaterThan(10);
+    for (let y = 0; y < 256; y++) expect(js[3 * (y * 256 + g.padX - 1)]! + js[3 * (y * 256 + 256 - g.padX)]!).toBe(0);
   });
 
   it('enlarges a mask bilinearly as sharp does and places only what falls on the canvas', async () => {

@@ -79,7 +79,7 @@ function faceShapes(f: Face): Shape[] {
 export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: StageTimer, opts: { faceRequired?: boolean } = {}): Promise<PersonAnalysis> {
   const P = (k: string) => numberParam(ctx.params, k, 'tryon');
   const { width: W, height: H } = image;
-  const detector = { input_size: P('detector_size'), min_score: P('detector_min_score'), iou_threshold: P('detector_iou_threshold'), max_faces: P('detector_max_faces') };
+  const detector = { input_size: P('detector_size'), min_score: P('detector_min_score'), iou_threshold: P('detector_iou_threshold'), max_faces: P('detector_max_faces'), resample: 'js' as const };
   const faces = await detectFaces(await ctx.session('detector'), image, detector, detector.min_score, t);
   const none = { image, body: null, pose: null, face: undefined, others: [], person: new Uint8Array(W * H), everyone: new Uint8Array(W * H), instance: new Uint8Array(W * H), heightFraction: 0 };
   if (opts.faceRequired && !faces.length) return none;
