@@ -82,10 +82,10 @@ export const arm = (b: Body, s: 'L' | 'R'): P[] => [b[s].shoulder, b[s].elbow, b
 export const leg = (b: Body, s: 'L' | 'R'): P[] => [b[s].hip, b[s].knee, b[s].ankle];
 
 /** Forearms and hands (and optionally upper arms) as capsules. */
-export function armShapes(b: Body, { upper = true, forearm = true, hands = true } = {}): Shape[] {
+export function armShapes(b: Body, { upper = true, forearm = true, hands = true, sides = ['L', 'R'] as readonly ('L' | 'R')[] } = {}): Shape[] {
   const k = b.size;
   const out: Shape[] = [];
-  for (const s of ['L', 'R'] as const) {
+  for (const s of sides) {
     const j = b[s];
     if (upper) out.push({ a: j.shoulder, b: j.elbow, r: 0.14 * k });
     if (forearm) out.push({ a: j.elbow, b: j.wrist, r: 0.11 * k });

@@ -89,6 +89,13 @@ export function edgeDistance(c: P, u: P, max: number, gap: number, allowed: Uint
   return last;
 }
 
+/** The share of a mask's pixels on the instance that are set in `skin`. */
+function bareShare(mask: Uint8Array, skin: Uint8Array, instance: Uint8Array): number {
+  let n = 0, s = 0;
+  for (let i = 0; i < mask.length; i++) if (mask[i] && instance[i]) (n++, skin[i] && s++);
+  return n ? s / n : 0;
+}
+
 /** Rasterizes shapes into a 0/1 mask (within their bounding boxes). */
 export function shapesMask(shapes: readonly Shape[], W: number, H: number): Uint8Array {
   const out = new Uint8Array(W * H);
@@ -160,12 +167,21 @@ function hullFill(mask: Uint8Array, W: number, H: number, yFrom: number): Uint8A
 }
 
 /** The body's strips and clips for a clothes type (`lengths` from the garment, scaled to this body). */
-export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, lengths: PartLengths, skirtLike: boolean): BodyParts {
+export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, lengths: PartLengths, skirtLike: boolean, armSkin?: Uint8Array): BodyParts {
   const { W, H, size, across, down } = b;
   const grown = dilate(instance, W, H, Math.max(1, Math.round(0.02 * size)));
-  const arms = shapesMask(armShapes(b, { upper: false }), W, H);
+  // Forearms and hands in front: BlazePose's capsules, and the bare skin connected to them
+  // (armSkin). A bare arm (most of its forearm capsule on the instance is skin) is cut out by its
+  // skin and a thin core along its bones instead of the capsules: BlazePose puts an arm a little
+  // inside the torso at times (person-standing), and its capsules then cut a strip of the torso
+  // (the old top showed between the garment and the arm) while the arm's outer edge was covered.
+  const bare = (['L', 'R'] as const).filter((sd) => armSkin && bareShare(shapesMask(armShapes(b, { upper: false, hands: false, sides: [sd] }), W, H), armSkin, instance) > 0.5);
+  const clothed = (['L', 'R'] as const).filter((sd) => !bare.includes(sd));
   const hands = shapesMask(armShapes(b, { upper: false, forearm: false }), W, H);
-  const upperArms = shapesMask(armShapes(b, { forearm: false, hands: false }), W, H);
+  const cores: Shape[] = bare.flatMap((sd) => [{ a: lerp(b[sd].shoulder, b[sd].elbow, 0.3), b: b[sd].elbow, r: 0.04 * size }, { a: b[sd].elbow, b: b[sd].wrist, r: 0.04 * size }]);
+  let arms = union(shapesMask([...armShapes(b, { upper: false, sides: clothed }), ...cores], W, H), hands);
+  if (armSkin) arms = union(arms, armSkin);
+  const upperArms = shapesMask(armShapes(b, { forearm: false, hands: false, sides: clothed }), W, H);
   const armsAll = union(arms, upperArms);
   const torsoAllowed = andNot(instance, armsAll);
   const strips: Strips = {};
@@ -212,7 +228,7 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
     // The shoulder cap (the top quarter of the upper arm) is the torso's: the sleeve starts below
     // it, and cutting it out of both left the old clothing showing on top of the shoulder.
     const base = type === 'dresses' ? hull : grown;
-    const lowArms = shapesMask((['L', 'R'] as const).map((s) => ({ a: lerp(b[s].shoulder, b[s].elbow, 0.3), b: b[s].elbow, r: 0.14 * size })), W, H);
+    const lowArms = shapesMask(clothed.map((s) => ({ a: lerp(b[s].shoulder, b[s].elbow, 0.3), b: b[s].elbow, r: 0.14 * size })), W, H);
     clips.torso = andNot(base, arms, lowArms);
     for (const s of ['L', 'R'] as const) {
       const l = lengths[`sleeve${s}`];

@@ -19,18 +19,18 @@
 import type { ClothesType } from '../../domain/job.ts';
 import { AppError } from '../../errors/codes.ts';
 import { bleedColours, decodeImage, type RgbImage } from '../../imaging/image.ts';
-import { close, erode, maskBox, type Region } from '../../imaging/morphology.ts';
+import { close, componentsTouching, erode, maskBox, type Region } from '../../imaging/morphology.ts';
 import { numberParam } from '../../models/params.ts';
 import { stageTimer, type StageTimer } from '../../domain/stage-timer.ts';
 import { labAt, srgbToLab } from '../../steps/color.ts';
 import { jsonFile, maskFile, pictureFile } from '../output.ts';
 import { definePipeline, type PipelineContext } from '../types.ts';
 import { analyzePerson, cutTo3by4, faceAndHair, type PersonAnalysis } from './analysis.ts';
-import { checkBody, type Body } from './body.ts';
+import { checkBody, lerp, type Body } from './body.ts';
 import { layerParts, PART_ORDER, removeUncovered, shadeAndBlend, type GarmentLayer } from './compose.ts';
 import { productMask, productParts, type GarmentParts } from './garment.ts';
 import { clothingMask, wornParts } from './garment-worn.ts';
-import { bodyParts, type BodyParts, type Cuff, type PartName } from './parts.ts';
+import { bodyParts, shapesMask, type BodyParts, type Cuff, type PartName } from './parts.ts';
 import { tryonSpec } from './spec.ts';
 import { andNot, area, intersect, notAbove, union } from './masks.ts';
 import { warpPart } from './warp.ts';
@@ -73,6 +73,32 @@ function skinMask(image: RgbImage, skin: [number, number, number] | null, within
   return intersect(close(out, W, H, r), within);
 }
 
+/**
+ * Bare skin of the forearms and hands (0/1): skin-coloured pixels of the instance near the arms
+ * below the armpits (within 0.22 body sizes of the elbow -> wrist -> hand bones and the lower
+ * upper arm), connected to BlazePose's forearm and hand capsules. The capsules alone follow the
+ * landmarks, and where BlazePose puts an arm a little inside the torso (person-standing) the
+ * torso covered the arm's outer half and the hands' edge. Not face or hair (protect).
+ */
+function armSkin(image: RgbImage, skin: [number, number, number] | null, instance: Uint8Array, protect: Uint8Array, b: Body): Uint8Array | undefined {
+  if (!skin) return undefined;
+  const { W, H, size } = b;
+  const near = (r: number) =>
+    shapesMask(
+      (['L', 'R'] as const).flatMap((s) => [
+        { a: lerp(b[s].shoulder, b[s].elbow, 0.3), b: b[s].elbow, r },
+        { a: b[s].elbow, b: b[s].wrist, r },
+        { a: b[s].wrist, b: b[s].index, r },
+        { a: b[s].wrist, b: b[s].pinky, r },
+      ]),
+      W,
+      H,
+    );
+  const band = andNot(intersect(near(0.22 * size), instance), protect);
+  const bare = skinMask(image, skin, band, Math.max(1, Math.round(0.01 * size)));
+  return componentsTouching(bare, near(0.06 * size), W, H);
+}
+
 /** The garment photo: a person wearing it when one is clearly there, else a product photo. */
 async function analyzeGarment(ctx: PipelineContext, image: RgbImage, type: ClothesType, t: StageTimer): Promise<TryonRender['garment']> {
   const g = await analyzePerson(ctx, image, t, { faceRequired: true });
@@ -113,7 +139,7 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
   const g = garment.parts;
   const scale = ((type === 'lower_body' ? 0.9 : 1.2) * body.size) / g.width;
   const lengths = Object.fromEntries(Object.entries(g.lengths).map(([k, v]) => [k, v * scale]));
-  const parts = await t.time('body', () => bodyParts(body, instance, type, lengths, g.skirt));
+  const parts = await t.time('body', () => bodyParts(body, instance, type, lengths, g.skirt, armSkin(image, skin, instance, protect, body)));
 
   // Warp each part the garment and the body both have. The warp samples the garment bilinearly
   // and stretches it where the body is wider than the garment (a hip below a T-shirt's hem): its
