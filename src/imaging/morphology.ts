@@ -12,6 +12,8 @@
 // async round trip through libvips. Note sharp names the operations for a dark foreground: on a
 // white-on-black mask its erode() grows the white and its dilate() shrinks it.
 
+import { giveBack, takeInts } from './scratch.ts';
+
 /**
  * Square dilation (pick 1) or erosion (pick 0) by radius r, on the box of the mask's 1-pixels
  * grown by r (0 outside it either way): the try-on's masks (a person, a garment band) fill a
@@ -100,7 +102,8 @@ export const open = (mask: Uint8Array, W: number, H: number, r: number): Uint8Ar
  */
 export function componentsTouching(mask: Uint8Array, seed: Uint8Array, W: number, H: number): Uint8Array {
   const out = new Uint8Array(W * H);
-  const stack = new Int32Array(W * H);
+  // A kept buffer (scratch.ts): a fresh 4 MB stack cost ~11 ms of first-touch page faults at 1 MP.
+  const stack = takeInts(W * H);
   for (let s = 0; s < mask.length; s++) {
     if (!mask[s] || !seed[s] || out[s]) continue;
     let top = 0;
@@ -124,6 +127,7 @@ export function componentsTouching(mask: Uint8Array, seed: Uint8Array, W: number
       }
     }
   }
+  giveBack(stack);
   return out;
 }
 

@@ -59,18 +59,26 @@ export interface TryonRender {
 function skinMask(image: RgbImage, skin: [number, number, number] | null, within: Uint8Array, r: number): Uint8Array {
   const { width: W, height: H } = image;
   const out = new Uint8Array(W * H);
-  if (!skin) return out;
+  const box = skin ? maskBox(within, W, H) : null;
+  if (!skin || !box) return out;
   const ref = srgbToLab(skin[0], skin[1], skin[2]);
   // No destructuring, and the squared distance (Math.hypot, as before, only within rounding of
-  // the threshold): this runs for every pixel of the band.
-  for (let i = 0; i < out.length; i++) {
-    if (!within[i]) continue;
-    const lab = labAt(image.data, i);
-    const da = lab[1] - ref[1], db = lab[2] - ref[2];
-    const d2 = da * da + db * db;
-    if ((Math.abs(d2 - 256) > 1e-6 ? d2 < 256 : Math.hypot(da, db) < 16) && Math.abs(lab[0] - ref[0]) < 35) out[i] = 1;
+  // the threshold): this runs for every pixel of the band. Only the band's box is walked.
+  for (let y = box.y; y < box.y + box.height; y++) {
+    for (let i = y * W + box.x; i < y * W + box.x + box.width; i++) {
+      if (!within[i]) continue;
+      const lab = labAt(image.data, i);
+      const da = lab[1] - ref[1], db = lab[2] - ref[2];
+      const d2 = da * da + db * db;
+      if ((Math.abs(d2 - 256) > 1e-6 ? d2 < 256 : Math.hypot(da, db) < 16) && Math.abs(lab[0] - ref[0]) < 35) out[i] = 1;
+    }
   }
-  return intersect(close(out, W, H, r), within);
+  // The closing grows nothing past the band's box by more than r: the cut back to the band there.
+  const closed = close(out, W, H, r);
+  for (let y = Math.max(0, box.y - r - 1); y < Math.min(H, box.y + box.height + r + 1); y++) {
+    for (let i = y * W + Math.max(0, box.x - r - 1); i < y * W + Math.min(W, box.x + box.width + r + 1); i++) if (!within[i]) closed[i] = 0;
+  }
+  return closed;
 }
 
 /**
