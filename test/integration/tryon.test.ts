@@ -329,9 +329,10 @@ beforeAll(async () => {
  * the reference torso is a slanted band mostly over the neighbour (the T-shirt covers her torso
  * from the shoulders to the hips on the debug sheet). Spill: on s5-red-top the garment reaches 4.5% outside the
  * reference body (BlazePose puts her image-left shoulder on her face and her hidden arm across the
- * neighbour's dress, whose pixels the instance then takes). Hands: on s5-red-top the garment's
- * edge or the fill touches MoveNet's wrist discs (on person-standing and its mirror too, MAD 10-14,
- * until stop 22 kept the bare forearms' and hands' skin in front: 0.0-2.1).
+ * neighbour's dress, whose pixels the instance then takes; since stop 22 a shoulder on the face is
+ * moved below it). Hands: the garment's edge or the fill touched MoveNet's wrist discs on
+ * person-standing, its mirror (MAD 10-14) and s5-red-top (86) until stop 22 kept the bare
+ * forearms' and hands' skin in front and the shoulder off the face: 0.0-2.1.
  * (Trousers on s6-stripes, 14% off the body and 4.8% changed away while MoveNet ran on the whole
  * photo, where its skeleton had no thighs: on the crop it finds them, 0.0% and 0.0%.) (s5-top's face, MAD 67 before: the T-shirt was painted over the face of
  * the woman sitting in front of the target, which the instance had given to the target; other
@@ -341,7 +342,7 @@ beforeAll(async () => {
 const KNOWN: Record<string, string[]> = {
   'person-standing-mirror upper_body tshirt': ['covered'],
   'group-four upper_body tshirt': ['covered'],
-  's5-red-top upper_body tshirt': ['away', 'off', 'covered', 'face'],
+  's5-red-top upper_body tshirt': ['away', 'off', 'covered'],
   's5-navy upper_body tshirt': ['covered'],
 };
 

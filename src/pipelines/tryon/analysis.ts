@@ -61,6 +61,22 @@ export interface PersonAnalysis {
 /** BlazePose mask level (0..255) where it is sure of its person. */
 const SURE = 180;
 
+/**
+ * A shoulder BlazePose puts on the target's own face (its box, in the box's columns and above
+ * its bottom edge plus 0.1 of its height) is moved down to 0.15 face heights below the box: a
+ * shoulder hidden by long hair is placed on the chin at times (s5-red-top), and the torso, the
+ * sleeve and the garment's neckline then covered the face's lower half and the hair.
+ */
+function shouldersBelowFace(pose: BodyPose, face: Face): BodyPose {
+  const { x, y, width, height } = face.box;
+  const landmarks = { ...pose.landmarks };
+  for (const k of ['left_shoulder', 'right_shoulder'] as const) {
+    const l = landmarks[k];
+    if (l.x >= x && l.x <= x + width && l.y < y + 1.1 * height) landmarks[k] = { ...l, y: y + 1.15 * height };
+  }
+  return { ...pose, landmarks };
+}
+
 /** Capsules of a person known only by a face: the head and a torso hanging below it. */
 function faceShapes(f: Face): Shape[] {
   const s = Math.max(f.box.width, f.box.height);
@@ -99,7 +115,7 @@ export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: St
   const L = P('landmark_size'), roiScale = P('roi_scale');
   const pose = await bodyLandmarks(landmarker, image, bodies[bi]!, L, roiScale, t);
   if (pose.presence < P('min_presence')) return { ...none, face };
-  const body = bodyFrame(pose, W, H);
+  const body = bodyFrame(face ? shouldersBelowFace(pose, face) : pose, W, H);
 
   // Other people: their landmarks (up to 3 detections), else their faces.
   const others: Shape[][] = [];
