@@ -89,13 +89,6 @@ export function edgeDistance(c: P, u: P, max: number, gap: number, allowed: Uint
   return last;
 }
 
-/** The share of a mask's pixels on the instance that are set in `skin`. */
-function bareShare(mask: Uint8Array, skin: Uint8Array, instance: Uint8Array): number {
-  let n = 0, s = 0;
-  for (let i = 0; i < mask.length; i++) if (mask[i] && instance[i]) (n++, skin[i] && s++);
-  return n ? s / n : 0;
-}
-
 /** Rasterizes shapes into a 0/1 mask (within their bounding boxes). */
 export function shapesMask(shapes: readonly Shape[], W: number, H: number): Uint8Array {
   const out = new Uint8Array(W * H);
@@ -171,11 +164,23 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
   const { W, H, size, across, down } = b;
   const grown = dilate(instance, W, H, Math.max(1, Math.round(0.02 * size)));
   // Forearms and hands in front: BlazePose's capsules, and the bare skin connected to them
-  // (armSkin). A bare arm (most of its forearm capsule on the instance is skin) is cut out by its
+  // (armSkin). A bare arm (skin near its forearm over half its capsule's area) is cut out by its
   // skin and a thin core along its bones instead of the capsules: BlazePose puts an arm a little
   // inside the torso at times (person-standing), and its capsules then cut a strip of the torso
   // (the old top showed between the garment and the arm) while the arm's outer edge was covered.
-  const bare = (['L', 'R'] as const).filter((sd) => armSkin && bareShare(shapesMask(armShapes(b, { upper: false, hands: false, sides: [sd] }), W, H), armSkin, instance) > 0.5);
+  const bare = (['L', 'R'] as const).filter((sd) => {
+    if (!armSkin) return false;
+    // The arm's skin within twice the capsule's reach, against the capsule's area on the
+    // instance: a forearm BlazePose puts beside the arm (person-standing-mirror) still counts.
+    const capsule = shapesMask(armShapes(b, { upper: false, hands: false, sides: [sd] }), W, H);
+    const wide = shapesMask([{ a: b[sd].elbow, b: b[sd].wrist, r: 0.22 * size }], W, H);
+    let n = 0, k = 0;
+    for (let i = 0; i < capsule.length; i++) {
+      if (capsule[i] && instance[i]) n++;
+      if (wide[i] && armSkin[i]) k++;
+    }
+    return n > 0 && k / n > 0.5;
+  });
   const clothed = (['L', 'R'] as const).filter((sd) => !bare.includes(sd));
   const hands = shapesMask(armShapes(b, { upper: false, forearm: false }), W, H);
   const cores: Shape[] = bare.flatMap((sd) => [{ a: lerp(b[sd].shoulder, b[sd].elbow, 0.3), b: b[sd].elbow, r: 0.04 * size }, { a: b[sd].elbow, b: b[sd].wrist, r: 0.04 * size }]);
