@@ -12,7 +12,7 @@
 // async round trip through libvips. Note sharp names the operations for a dark foreground: on a
 // white-on-black mask its erode() grows the white and its dilate() shrinks it.
 
-import { giveBack, takeInts } from './scratch.ts';
+import { giveBack, takeBytes, takeInts } from './scratch.ts';
 
 /**
  * Square dilation (pick 1) or erosion (pick 0) by radius r, on the box of the mask's 1-pixels
@@ -43,24 +43,29 @@ function morph(mask: Uint8Array, W: number, H: number, r: number, pick: 0 | 1): 
   const cx0 = Math.max(0, x0 - r), cx1 = Math.min(W - 1, x1 + r), cy0 = Math.max(0, y0 - r), cy1 = Math.min(H - 1, y1 + r);
   const cw = cx1 - cx0 + 1, ch = cy1 - cy0 + 1;
   if (cw === W && ch === H) return morphFrame(mask, W, H, r, pick);
-  const crop = new Uint8Array(cw * ch);
+  // The crop and its result on kept buffers (scratch.ts): fresh ones cost more in first-touch
+  // page faults than the two passes over them (the try-on runs a dozen of these at 1 MP).
+  const crop = takeBytes(cw * ch);
   for (let y = 0; y < ch; y++) crop.set(mask.subarray((y + cy0) * W + cx0, (y + cy0) * W + cx0 + cw), y * cw);
-  const part = morphFrame(crop, cw, ch, r, pick);
+  const part = morphFrame(crop, cw, ch, r, pick, true);
   const out = new Uint8Array(W * H);
   for (let y = 0; y < ch; y++) out.set(part.subarray(y * cw, y * cw + cw), (y + cy0) * W + cx0);
+  giveBack(crop, part);
   return out;
 }
 
 /**
- * morph over the whole frame: separable, rows then columns. Each pass keeps, per row (per column),
+ * morph over the whole frame: separable, rows then columns. `pooled`: the result is on a kept
+ * buffer the caller gives back. Each pass keeps, per row (per column),
  * the index of the last `pick` pixel at or before the window's far end: a pixel comes out `pick`
  * when that index is within its window. One read and one compare a pixel and pass (a count slid
  * in and out of the window took three loops over each row in the column pass).
  */
-function morphFrame(mask: Uint8Array, W: number, H: number, r: number, pick: 0 | 1): Uint8Array {
+function morphFrame(mask: Uint8Array, W: number, H: number, r: number, pick: 0 | 1, pooled = false): Uint8Array {
   const miss = 1 - pick;
-  const tmp = new Uint8Array(mask.length);
-  const out = new Uint8Array(mask.length);
+  // Every pixel of both is written below: kept buffers need no zeroing beyond takeBytes'.
+  const tmp = takeBytes(mask.length);
+  const out = pooled ? takeBytes(mask.length) : new Uint8Array(mask.length);
   const none = -r - 1;
   for (let y = 0; y < H; y++) {
     const row = y * W;
@@ -87,6 +92,7 @@ function morphFrame(mask: Uint8Array, W: number, H: number, r: number, pick: 0 |
       }
     } else for (let x = 0; x < W; x++) out[row + x] = last[x]! >= lo ? pick : miss;
   }
+  giveBack(tmp);
   return out;
 }
 export const dilate = (mask: Uint8Array, W: number, H: number, r: number): Uint8Array => morph(mask, W, H, r, 1);

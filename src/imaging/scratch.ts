@@ -43,12 +43,18 @@ export function takeInts(length: number): Int32Array {
   return buffer ? new Int32Array(buffer, 0, length).fill(0) : new Int32Array(length);
 }
 
+/** A zeroed Uint8Array of `length` (a mask), on a kept buffer when one fits, else new. */
+export function takeBytes(length: number): Uint8Array {
+  const buffer = take(length);
+  return buffer ? new Uint8Array(buffer, 0, length).fill(0) : new Uint8Array(length);
+}
+
 /**
  * Gives arrays' memory back for reuse: the caller must hold no other view of it and not touch the
  * arrays afterwards. Past the pool's bounds the oldest buffers are dropped (left to the garbage
  * collector).
  */
-export function giveBack(...arrays: Array<Float32Array | Int32Array>): void {
+export function giveBack(...arrays: Array<Float32Array | Int32Array | Uint8Array>): void {
   for (const p of arrays) {
     const buffer = p.buffer as ArrayBuffer;
     if (buffer.byteLength < MIN_BYTES || free.includes(buffer)) continue;
