@@ -99,6 +99,20 @@ export const dilate = (mask: Uint8Array, W: number, H: number, r: number): Uint8
 export const erode = (mask: Uint8Array, W: number, H: number, r: number): Uint8Array => morph(mask, W, H, r, 0);
 /** Closing: dilation then erosion by r (fills gaps and specks narrower than 2r + 1). */
 export const close = (mask: Uint8Array, W: number, H: number, r: number): Uint8Array => erode(dilate(mask, W, H, r), W, H, r);
+/**
+ * Closes the mask's pixels inside `box` on that box alone and sets the result there (pixels
+ * outside the box unchanged): regions far apart (two arms) closed each on its own box rather than
+ * on one box spanning what lies between them. Within r of the box's edge the result may miss
+ * what a closing of the whole mask would set.
+ */
+export function closeInBox(mask: Uint8Array, W: number, box: Region, r: number): void {
+  const { x, y, width: w, height: h } = box;
+  const crop = takeBytes(w * h);
+  for (let yy = 0; yy < h; yy++) crop.set(mask.subarray((y + yy) * W + x, (y + yy) * W + x + w), yy * w);
+  const closed = close(crop, w, h, r);
+  for (let yy = 0; yy < h; yy++) for (let xx = 0; xx < w; xx++) if (closed[yy * w + xx]) mask[(y + yy) * W + x + xx] = 1;
+  giveBack(crop);
+}
 /** Opening: erosion then dilation by r (drops specks and slivers narrower than 2r + 1). */
 export const open = (mask: Uint8Array, W: number, H: number, r: number): Uint8Array => dilate(erode(mask, W, H, r), W, H, r);
 

@@ -172,12 +172,18 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
     if (!armSkin) return false;
     // The arm's skin within twice the capsule's reach, against the capsule's area on the
     // instance: a forearm BlazePose puts beside the arm (person-standing-mirror) still counts.
-    const capsule = shapesMask(armShapes(b, { upper: false, hands: false, sides: [sd] }), W, H);
-    const wide = shapesMask([{ a: b[sd].elbow, b: b[sd].wrist, r: 0.22 * size }], W, H);
+    // (Counted over the wide capsule's box, as shapesMask rasterizes: pixel centres within r.)
+    const [forearm] = armShapes(b, { upper: false, hands: false, sides: [sd] }) as Array<{ a: P; b: P; r: number }>;
+    const e = b[sd].elbow, w = b[sd].wrist, R = 0.22 * size;
+    const x0 = Math.max(0, Math.floor(Math.min(e[0], w[0]) - R)), x1 = Math.min(W - 1, Math.ceil(Math.max(e[0], w[0]) + R));
+    const y0 = Math.max(0, Math.floor(Math.min(e[1], w[1]) - R)), y1 = Math.min(H - 1, Math.ceil(Math.max(e[1], w[1]) + R));
     let n = 0, k = 0;
-    for (let i = 0; i < capsule.length; i++) {
-      if (capsule[i] && instance[i]) n++;
-      if (wide[i] && armSkin[i]) k++;
+    for (let y = y0; y <= y1; y++) {
+      for (let x = x0; x <= x1; x++) {
+        const i = y * W + x, d = segmentDistance(e, w, x + 0.5, y + 0.5);
+        if (d <= forearm!.r && instance[i]) n++;
+        if (d <= R && armSkin[i]) k++;
+      }
     }
     return n > 0 && k / n > 0.5;
   });

@@ -19,7 +19,7 @@
 import type { ClothesType } from '../../domain/job.ts';
 import { AppError } from '../../errors/codes.ts';
 import { bleedColours, decodeImage, type RgbImage } from '../../imaging/image.ts';
-import { close, componentsTouching, erode, maskBox, type Region } from '../../imaging/morphology.ts';
+import { close, closeInBox, componentsTouching, erode, maskBox, type Region } from '../../imaging/morphology.ts';
 import { numberParam } from '../../models/params.ts';
 import { stageTimer, type StageTimer } from '../../domain/stage-timer.ts';
 import { labAt, srgbToLab } from '../../steps/color.ts';
@@ -56,7 +56,7 @@ export interface TryonRender {
  * from the face's chroma: with a tighter bound its pixels counted as old clothing, and where
  * BlazePose put the arm inside the torso the fill painted the floor's jeans onto it.
  */
-function skinMask(image: RgbImage, skin: [number, number, number] | null, within: Uint8Array, r: number): Uint8Array {
+function skinMask(image: RgbImage, skin: [number, number, number] | null, within: Uint8Array, r: number, boxes?: Region[]): Uint8Array {
   const { width: W, height: H } = image;
   const out = new Uint8Array(W * H);
   const box = skin ? maskBox(within, W, H) : null;
@@ -74,7 +74,10 @@ function skinMask(image: RgbImage, skin: [number, number, number] | null, within
     }
   }
   // The closing grows nothing past the band's box by more than r: the cut back to the band there.
-  const closed = close(out, W, H, r);
+  // With `boxes` (parts of the band far apart), each is closed on its own box.
+  let closed: Uint8Array = out;
+  if (boxes) for (const b of boxes) closeInBox(closed, W, b, r);
+  else closed = close(out, W, H, r);
   for (let y = Math.max(0, box.y - r - 1); y < Math.min(H, box.y + box.height + r + 1); y++) {
     for (let i = y * W + Math.max(0, box.x - r - 1); i < y * W + Math.min(W, box.x + box.width + r + 1); i++) if (!within[i]) closed[i] = 0;
   }
@@ -103,7 +106,17 @@ function armSkin(image: RgbImage, skin: [number, number, number] | null, instanc
       H,
     );
   const band = andNot(intersect(near(0.22 * size), instance), protect);
-  const bare = skinMask(image, skin, band, Math.max(1, Math.round(0.01 * size)));
+  // Each arm's skin closed on its own box (one box over both arms spanned the torso between
+  // them: most of this step's time).
+  const r = Math.max(1, Math.round(0.01 * size));
+  const boxes = (['L', 'R'] as const).map((s) => {
+    const pts = [lerp(b[s].shoulder, b[s].elbow, 0.3), b[s].elbow, b[s].wrist, b[s].index, b[s].pinky];
+    const m = 0.22 * size + r + 2;
+    const x0 = Math.max(0, Math.floor(Math.min(...pts.map((p) => p[0])) - m)), x1 = Math.min(W - 1, Math.ceil(Math.max(...pts.map((p) => p[0])) + m));
+    const y0 = Math.max(0, Math.floor(Math.min(...pts.map((p) => p[1])) - m)), y1 = Math.min(H - 1, Math.ceil(Math.max(...pts.map((p) => p[1])) + m));
+    return { x: x0, y: y0, width: Math.max(1, x1 - x0 + 1), height: Math.max(1, y1 - y0 + 1) };
+  });
+  const bare = skinMask(image, skin, band, r, boxes);
   return componentsTouching(bare, near(0.06 * size), W, H);
 }
 
