@@ -3,7 +3,7 @@
 // Colour bleeding past a mask (a warp's source) against hand-computed pixels.
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { dilate, erode } from '../../src/imaging/morphology.ts';
+import { close, closeInBox, dilate, erode } from '../../src/imaging/morphology.ts';
 import { bleedColours } from '../../src/imaging/image.ts';
 
 function randomMask(W: number, H: number, seed: number): Uint8Array {
@@ -118,5 +118,30 @@ describe('bleedColours', () => {
     const data = new Uint8Array([0, 0, 0, 9, 9, 9, 100, 200, 50]);
     const out = bleedColours({ data, width: W, height: H }, new Uint8Array([1, 0, 1]), 1);
     expect([...out.data.subarray(3, 6)]).toEqual([50, 100, 25]);
+  });
+});
+
+describe('closeInBox', () => {
+  it('closes two regions far apart each on its own box as close() does on the whole mask, and leaves the rest', () => {
+    const W = 120, H = 60;
+    const mask = new Uint8Array(W * H);
+    // Two blobs with pinholes and a 2-pixel slit, 60 pixels apart; and a speck outside both boxes.
+    for (const x0 of [10, 70]) {
+      for (let y = 20; y < 40; y++) for (let x = x0; x < x0 + 20; x++) mask[y * W + x] = 1;
+      mask[30 * W + x0 + 5] = 0;
+      for (let y = 22; y < 38; y++) (mask[y * W + x0 + 10] = 0), (mask[y * W + x0 + 11] = 0);
+    }
+    const whole = close(mask, W, H, 2);
+    const boxed = Uint8Array.from(mask);
+    closeInBox(boxed, W, { x: 5, y: 15, width: 30, height: 30 }, 2);
+    closeInBox(boxed, W, { x: 65, y: 15, width: 30, height: 30 }, 2);
+    expect([...boxed]).toEqual([...whole]);
+    // The slit and the pinhole were closed.
+    expect(boxed[30 * W + 15]).toBe(1);
+    expect(boxed[30 * W + 80]).toBe(1);
+    // Outside the boxes nothing changes: a slit there stays open.
+    const other = Uint8Array.from(mask);
+    closeInBox(other, W, { x: 5, y: 15, width: 30, height: 30 }, 2);
+    expect(other[30 * W + 80]).toBe(0);
   });
 });
