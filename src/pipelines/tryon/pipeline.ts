@@ -8,7 +8,8 @@
 //   skin, face, hair) or a product photo (border background, colour distance, morphology); cut into
 //   parts (torso, sleeves; pelvis and legs, or a skirt), each a strip of stations
 //   -> body parts (parts.ts): the same strips on the target (torso edges measured on the instance,
-//   sleeves along the arms, legs along the legs) and each part's clip
+//   sleeves along the arms, legs along the legs) and each part's clip; bare forearms and hands
+//   (their skin, connected to BlazePose's capsules: armSkin) cut out of the torso, skirt and legs
 //   -> warp (warp.ts): per part, a thin-plate spline through the strip pairs evaluated with
 //   GridSample in the tps-warp graph over the part's clip box
 //   -> compose (compose.ts): parts layered under face, hair and hands, forearms in front of the
