@@ -1,10 +1,10 @@
-// Separable tent-filter resampling in JS, for the small model crops and mask placements of the
-// try-on: sharp's round trips for these (a crop of a 1 MP photo to 256 px, a 256 px mask scaled
-// back to the photo) cost 10-40 ms each on this machine, most of it copying and first-touching
-// megabyte buffers on the libvips side; the filter itself touches each source pixel a few times.
+// Separable resampling in JS for the try-on's model crops, letterboxes and mask placements:
+// sharp's round trips for these (a crop of a 1 MP photo to 256 px, a 256 px mask scaled back to
+// the photo) cost 10-40 ms each on this machine, most of it copying and first-touching megabyte
+// buffers on the libvips side; the filter itself touches each source pixel a few times.
 // Enlarging is bilinear, reducing averages each output pixel's footprint by area (as sharp's
 // "linear" kernel, widened to the scale, also filters it: no aliasing). Values agree with sharp's
-// within a level on average (a few at edges), not bit for bit.
+// within a level or two on average (more at edges), not bit for bit.
 import { giveBack, takePlane } from './scratch.ts';
 
 /** Per output pixel of one axis: `k` source indices (clamped to the source: edges repeat) and weights. */

@@ -37,7 +37,7 @@ export interface FaceParsingParams {
   cropShift?: number;
   featherPx: number;
   /**
-   * The crop's resampling: sharp (cropSquare, the default) or the JS tent filter
+   * The crop's resampling: sharp (cropSquare, the default) or JS (area average)
    * (imaging/resample.ts, which the try-on uses: no round trip through libvips; values within a
    * few levels of sharp's).
    */
