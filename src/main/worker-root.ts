@@ -34,6 +34,7 @@ export function createWorker(config: Config, s: Services, redisUrl: string, log:
       modelMemoryBytes: Math.floor(config.modelMemoryBytes / config.workerConcurrency),
       tasksPerThread: config.threadTasks,
       sharpConcurrency: config.sharpConcurrency,
+      initialHeapMb: config.inferenceHeapMb,
     },
     config.workerConcurrency,
     (message) => log.warn(message),

@@ -10,6 +10,7 @@
 // the session cache), and it takes a module file name where Node 20 needs the tsx boot below for
 // a .ts entry; and aborting a piscina task terminate()s its thread, which aborts the process while
 // onnxruntime is mid-run (expire()). The deadline is ~40 lines here.
+import v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { AppError, type SerializedAppError } from '../errors/codes.ts';
 import { configureSharp, ensureSharpLoadedInMainThread } from '../imaging/image.ts';
@@ -38,6 +39,8 @@ export interface ThreadInit {
   tasksPerThread?: number;
   /** libvips threads per sharp operation (sharp.concurrency), set by each thread: see configureSharp. */
   sharpConcurrency?: number;
+  /** Initial V8 old-generation size of the threads, MB (INFERENCE_HEAP_MB; unset or 0: V8's default). */
+  initialHeapMb?: number;
 }
 
 export interface PoolSettings {
@@ -134,6 +137,9 @@ export class PipelinePool {
     // (sharp docs, "worker threads"), or the process may crash when a thread exits.
     ensureSharpLoadedInMainThread();
     if (init.sharpConcurrency !== undefined) configureSharp({ concurrency: init.sharpConcurrency });
+    // V8 reads its heap flags when an isolate is created: set here, before the threads start, the
+    // flag sizes each thread's heap (this thread's own, already made, is not changed).
+    if (init.initialHeapMb) v8.setFlagsFromString(`--initial-heap-size=${Math.round(init.initialHeapMb)}`);
     for (let i = 0; i < slotsWanted; i++) this.slots.push(this.spawn());
   }
 

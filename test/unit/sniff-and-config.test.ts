@@ -39,6 +39,9 @@ describe('config', () => {
     expect(c.publicBaseUrl).toBe('http://127.0.0.1:8080');
     expect(c.input.maxBytes).toBe(20 * 1024 * 1024);
     expect(c.redisUrl).toBeUndefined();
+    expect(c.inferenceHeapMb).toBe(128);
+    expect(parseConfig({ INFERENCE_HEAP_MB: '0' }).inferenceHeapMb).toBe(0);
+    expect(() => parseConfig({ INFERENCE_HEAP_MB: '-1' })).toThrow(/INFERENCE_HEAP_MB/);
     expect(Object.isFrozen(c)).toBe(true);
   });
 
