@@ -26,19 +26,13 @@ function taps(start: number, span: number, outLen: number, from: number, to: num
   const n = Math.max(0, to - from);
   const index = new Int32Array(n * k), weight = new Float32Array(n * k);
   for (let o = 0; o < n; o++) {
-    let lo: number;
-    const w = (s: number): number => {
-      if (scale > 1) {
-        // Overlap of source pixel [s, s + 1) with the footprint [a, a + scale).
-        const a = start + (o + from) * scale;
-        return Math.max(0, Math.min(s + 1, a + scale) - Math.max(s, a));
-      }
-      // The output pixel's centre in source pixel-index coordinates (pixel i covers [i, i + 1)).
-      const c = start + (o + from + 0.5) * scale - 0.5;
-      return Math.max(0, 1 - Math.abs(s - c));
-    };
-    if (scale > 1) lo = Math.floor(start + (o + from) * scale);
-    else lo = Math.floor(start + (o + from + 0.5) * scale - 0.5);
+    // Reducing: the footprint [a, a + scale) in source pixel-index coordinates (pixel i covers
+    // [i, i + 1)), each source pixel weighted by its overlap. Enlarging: a tent around the output
+    // pixel's centre c.
+    const a = start + (o + from) * scale;
+    const c = start + (o + from + 0.5) * scale - 0.5;
+    const lo = Math.floor(scale > 1 ? a : c);
+    const w = (s: number): number => (scale > 1 ? Math.max(0, Math.min(s + 1, a + scale) - Math.max(s, a)) : Math.max(0, 1 - Math.abs(s - c)));
     let sum = 0;
     for (let j = 0; j < k; j++) {
       const v = w(lo + j);
@@ -79,20 +73,10 @@ function resampleWindow(
   // A kept plane (scratch.ts): a fresh 3 MB one cost more in first-touch page faults than the filter.
   const tmp = takePlane((r1 - r0 + 1) * rowLen);
   const { k: kx, index: ix, weight: wx } = tx;
+  // (Enlarging is a mask's placement, one channel, or a crop smaller than the model's input: the
+  // plain per-channel loop; reduceRowsFirst unrolls RGB, where whole photos are read.)
   for (let r = r0; r <= r1; r++) {
     const base = r * W, at = (r - r0) * rowLen;
-    if (channels === 3) {
-      // RGB unrolled: one pass over the taps for the three channels.
-      for (let o = 0, t = 0; o < ow; o++) {
-        let a0 = 0, a1 = 0, a2 = 0;
-        for (let j = 0; j < kx; j++, t++) {
-          const w = wx[t]!, p = 3 * (base + ix[t]!);
-          (a0 += w * src[p]!), (a1 += w * src[p + 1]!), (a2 += w * src[p + 2]!);
-        }
-        (tmp[at + 3 * o] = a0), (tmp[at + 3 * o + 1] = a1), (tmp[at + 3 * o + 2] = a2);
-      }
-      continue;
-    }
     for (let o = 0; o < ow; o++) {
       for (let c = 0; c < channels; c++) {
         let acc = 0;

@@ -148,18 +148,20 @@ function inFront(image: RgbImage, body: BodyReference, skin: Uint8Array, labels:
   const k = body.keypoints;
   const pt = (n: string): P => [k[n]!.x, k[n]!.y];
   const sw = Math.hypot(k.left_shoulder!.x - k.right_shoulder!.x, k.left_shoulder!.y - k.right_shoulder!.y);
-  const segs: Array<[P, P, number]> = [];
+  // The arm's whole width: skin-coloured pixels within 0.2 shoulder widths of the bones (`wide`;
+  // the hand's disc as it is), connected to those within the capsules (MoveNet's joints sit off
+  // the arm's middle by a few per cent of the shoulder width, and a capsule of 0.12 left the arm's
+  // edge on one side "to be covered").
+  const segs: Array<[P, P, number]> = [], wideSegs: Array<[P, P, number]> = [];
   for (const side of ['left', 'right']) {
     const [s, e, w] = [`${side}_shoulder`, `${side}_elbow`, `${side}_wrist`];
-    if (k[s]!.score > 0.2 && k[e]!.score > 0.2) segs.push([pt(s), pt(e), 0.12 * sw]);
-    if (k[e]!.score > 0.2 && k[w]!.score > 0.2) segs.push([pt(e), pt(w), 0.12 * sw]);
-    if (k[w]!.score > 0.2) segs.push([pt(w), pt(w), 0.15 * sw]);
+    const bone = (a: string, b: string) => (segs.push([pt(a), pt(b), 0.12 * sw]), wideSegs.push([pt(a), pt(b), 0.2 * sw]));
+    if (k[s]!.score > 0.2 && k[e]!.score > 0.2) bone(s, e);
+    if (k[e]!.score > 0.2 && k[w]!.score > 0.2) bone(e, w);
+    if (k[w]!.score > 0.2) (segs.push([pt(w), pt(w), 0.15 * sw]), wideSegs.push([pt(w), pt(w), 0.15 * sw]));
   }
-  // The arm's whole width: skin-coloured pixels within 0.2 shoulder widths of the bones, connected
-  // to those within the capsules (MoveNet's joints sit off the arm's middle by a few per cent of
-  // the shoulder width, and a capsule of 0.12 left the arm's edge on one side "to be covered").
   const core = capsules(segs, W, H);
-  const wide = capsules(segs.map(([a, b, r]) => [a, b, r === 0.15 * sw ? r : 0.2 * sw]), W, H);
+  const wide = capsules(wideSegs, W, H);
   const arms = componentsTouching(wide.map((v, i) => v & skin[i]!), core.map((v, i) => v & skin[i]!), W, H);
   const out = new Uint8Array(W * H);
   for (let i = 0; i < out.length; i++) if (labels[i] === CLASS.hair || arms[i]) out[i] = 1;

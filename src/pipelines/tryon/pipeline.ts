@@ -27,7 +27,7 @@ import { labAt, srgbToLab } from '../../steps/color.ts';
 import { jsonFile, maskFile, pictureFile } from '../output.ts';
 import { definePipeline, type PipelineContext } from '../types.ts';
 import { analyzePerson, cutTo3by4, faceAndHair, type PersonAnalysis } from './analysis.ts';
-import { checkBody, lerp, type Body } from './body.ts';
+import { checkBody, lerp, type Body, type P } from './body.ts';
 import { layerParts, PART_ORDER, removeUncovered, shadeAndBlend, type GarmentLayer } from './compose.ts';
 import { productMask, productParts, type GarmentParts } from './garment.ts';
 import { clothingMask, wornParts } from './garment-worn.ts';
@@ -95,23 +95,20 @@ function skinMask(image: RgbImage, skin: [number, number, number] | null, within
 function armSkin(image: RgbImage, skin: [number, number, number] | null, instance: Uint8Array, protect: Uint8Array, b: Body): Uint8Array | undefined {
   if (!skin) return undefined;
   const { W, H, size } = b;
-  const near = (r: number) =>
-    shapesMask(
-      (['L', 'R'] as const).flatMap((s) => [
-        { a: lerp(b[s].shoulder, b[s].elbow, 0.3), b: b[s].elbow, r },
-        { a: b[s].elbow, b: b[s].wrist, r },
-        { a: b[s].wrist, b: b[s].index, r },
-        { a: b[s].wrist, b: b[s].pinky, r },
-      ]),
-      W,
-      H,
-    );
+  // The bones whose surroundings are searched, per image side.
+  const bones = (s: 'L' | 'R'): Array<[P, P]> => [
+    [lerp(b[s].shoulder, b[s].elbow, 0.3), b[s].elbow],
+    [b[s].elbow, b[s].wrist],
+    [b[s].wrist, b[s].index],
+    [b[s].wrist, b[s].pinky],
+  ];
+  const near = (r: number) => shapesMask((['L', 'R'] as const).flatMap((s) => bones(s).map(([a, c]) => ({ a, b: c, r }))), W, H);
   const band = andNot(intersect(near(0.22 * size), instance), protect);
   // Each arm's skin closed on its own box (one box over both arms spanned the torso between
   // them: most of this step's time).
   const r = Math.max(1, Math.round(0.01 * size));
   const boxes = (['L', 'R'] as const).map((s) => {
-    const pts = [lerp(b[s].shoulder, b[s].elbow, 0.3), b[s].elbow, b[s].wrist, b[s].index, b[s].pinky];
+    const pts = bones(s).flat();
     const m = 0.22 * size + r + 2;
     const x0 = Math.max(0, Math.floor(Math.min(...pts.map((p) => p[0])) - m)), x1 = Math.min(W - 1, Math.ceil(Math.max(...pts.map((p) => p[0])) + m));
     const y0 = Math.max(0, Math.floor(Math.min(...pts.map((p) => p[1])) - m)), y1 = Math.min(H - 1, Math.ceil(Math.max(...pts.map((p) => p[1])) + m));

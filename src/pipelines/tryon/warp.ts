@@ -110,10 +110,10 @@ function lattice(tps: { weights: Float32Array; linear: Float32Array; bias: Float
   const live = mask?.box ? sparseLive(at, coarse, gw, gh, mask.box, mask.Wg, mask.Hg) : null;
   for (let gy = 0; gy < gh; gy++) {
     for (let gx = 0; gx < gw; gx++) {
-      if (!live) at(gx, gy);
-      else if (live[gy * gw + gx] === 1) at(gx, gy);
+      const state = live ? live[gy * gw + gx] : 1;
+      if (state === 1) at(gx, gy);
       // Far outside GridSample's [-1, 1]: samples nothing, and landingBox drops its cells.
-      else if (live[gy * gw + gx] === 0) coarse[2 * (gy * gw + gx)] = coarse[2 * (gy * gw + gx) + 1] = FAR;
+      else if (state === 0) coarse[2 * (gy * gw + gx)] = coarse[2 * (gy * gw + gx) + 1] = FAR;
     }
   }
   return { xs, ys, coarse };
@@ -149,18 +149,10 @@ function sparseLive(at: (gx: number, gy: number) => void, coarse: Float64Array, 
   for (const gy of sy) for (const gx of sx) (at(gx, gy), (live[gy * gw + gx] = 2));
   const cw = sx.length - 1, ch = sy.length - 1;
   const cell = new Uint8Array(cw * ch);
-  const lo = [mask.x - 8, mask.y - 8], hi = [mask.x + mask.width - 1 + 8, mask.y + mask.height - 1 + 8], size = [Wg, Hg];
   for (let cy = 0; cy < ch; cy++) {
     for (let cx = 0; cx < cw; cx++) {
-      let reach = true;
-      for (let k = 0; k < 2 && reach; k++) {
-        const v = [sx[cx]! + sy[cy]! * gw, sx[cx + 1]! + sy[cy]! * gw, sx[cx]! + sy[cy + 1]! * gw, sx[cx + 1]! + sy[cy + 1]! * gw].map((n) => coarse[2 * n + k]!);
-        const min = Math.min(...v), max = Math.max(...v);
-        // Not finite: kept (as landingBox keeps it).
-        if (!Number.isFinite(min) || !Number.isFinite(max)) break;
-        if (((max + 1) * size[k]! - 1) / 2 < lo[k]! || ((min + 1) * size[k]! - 1) / 2 > hi[k]!) reach = false;
-      }
-      if (!reach) continue;
+      const top = sy[cy]! * gw, bottom = sy[cy + 1]! * gw;
+      if (!cellReaches(coarse, top + sx[cx]!, top + sx[cx + 1]!, bottom + sx[cx]!, bottom + sx[cx + 1]!, mask, 8, Wg, Hg)) continue;
       // This cell and its neighbours: every node in them.
       for (let ny = Math.max(0, cy - 1); ny <= Math.min(ch - 1, cy + 1); ny++) {
         for (let nx = Math.max(0, cx - 1); nx <= Math.min(cw - 1, cx + 1); nx++) cell[ny * cw + nx] = 1;
@@ -177,33 +169,38 @@ function sparseLive(at: (gx: number, gy: number) => void, coarse: Float64Array, 
 }
 
 /**
+ * Whether a lattice cell (its corner nodes' indices) can sample the part's mask box grown by
+ * `margin` garment pixels: a pixel's source position is a convex combination of its cell's corners
+ * (the bilinear weights), so it lies in their bounding box; GridSample (bilinear, zeros outside,
+ * align_corners 0) reads source pixels floor(p) and floor(p) + 1 at pixel p = ((s + 1) W - 1) / 2.
+ * A corner that is not finite keeps the cell (the graph decides what such a position samples).
+ */
+function cellReaches(coarse: Float64Array, a: number, b: number, c: number, d: number, mask: Region, margin: number, Wg: number, Hg: number): boolean {
+  for (let k = 0; k < 2; k++) {
+    const va = coarse[2 * a + k]!, vb = coarse[2 * b + k]!, vc = coarse[2 * c + k]!, vd = coarse[2 * d + k]!;
+    const min = Math.min(va, vb, vc, vd), max = Math.max(va, vb, vc, vd);
+    if (!Number.isFinite(min) || !Number.isFinite(max)) return true;
+    const size = k ? Hg : Wg, lo = (k ? mask.y : mask.x) - margin, hi = (k ? mask.y + mask.height : mask.x + mask.width) - 1 + margin;
+    if (((max + 1) * size - 1) / 2 < lo || ((min + 1) * size - 1) / 2 > hi) return false;
+  }
+  return true;
+}
+
+/**
  * The box of lattice cells (in region pixels) whose source positions can reach the part's mask
  * (`mask`, a box of garment pixels): null when every cell can (or none: the part then keeps its
- * whole region, as before). A pixel's position is a convex combination of its cell's corners (the
- * bilinear weights), so it lies in their bounding box; GridSample (bilinear, zeros outside,
- * align_corners 0) reads source pixels floor(p) and floor(p) + 1 at pixel p = ((s + 1) W - 1) / 2,
- * so a position more than one pixel outside the mask's box samples only zeros. Two pixels of
- * margin cover the rounding.
+ * whole region, as before), by cellReaches: a position more than one pixel outside the mask's box
+ * samples only zeros, and two pixels of margin cover the rounding.
  */
 function landingBox(grid: Lattice, mask: Region | null, Wg: number, Hg: number): Region | null {
   if (!mask) return null;
   const { xs, ys, coarse } = grid;
   const gw = xs.length, gh = ys.length;
-  const lo = [mask.x - 2, mask.y - 2], hi = [mask.x + mask.width - 1 + 2, mask.y + mask.height - 1 + 2], size = [Wg, Hg];
   let x0 = Infinity, y0 = Infinity, x1 = -1, y1 = -1;
   for (let gy = 0; gy + 1 < gh; gy++) {
     for (let gx = 0; gx + 1 < gw; gx++) {
-      let live = true;
-      for (let k = 0; k < 2 && live; k++) {
-        const a = coarse[2 * (gy * gw + gx) + k]!, b = coarse[2 * (gy * gw + gx + 1) + k]!;
-        const c = coarse[2 * ((gy + 1) * gw + gx) + k]!, d = coarse[2 * ((gy + 1) * gw + gx + 1) + k]!;
-        const min = Math.min(a, b, c, d), max = Math.max(a, b, c, d);
-        // Not finite: kept (the graph decides what such a position samples).
-        if (!Number.isFinite(min) || !Number.isFinite(max)) break;
-        const pMin = ((min + 1) * size[k]! - 1) / 2, pMax = ((max + 1) * size[k]! - 1) / 2;
-        if (pMax < lo[k]! || pMin > hi[k]!) live = false;
-      }
-      if (!live) continue;
+      const n = gy * gw + gx;
+      if (!cellReaches(coarse, n, n + 1, n + gw, n + gw + 1, mask, 2, Wg, Hg)) continue;
       x0 = Math.min(x0, xs[gx]!), x1 = Math.max(x1, xs[gx + 1]!);
       y0 = Math.min(y0, ys[gy]!), y1 = Math.max(y1, ys[gy + 1]!);
     }
