@@ -108,20 +108,34 @@ function makeLevel(w: number, h: number, img: Float32Array, hole: Uint8Array, so
   return { w, h, img, hole, valid, validList, care };
 }
 
+/**
+ * Where a level's pixels are read: its own arrays (stride = its width, base 0), or, for the finest
+ * level, the photo's bytes and the caller's masks in place (stride = the photo's width, base = the
+ * region's first pixel; no source mask: every pixel allowed).
+ */
+interface View {
+  img: Float32Array | Uint8Array;
+  hole: Uint8Array;
+  source: Uint8Array | undefined;
+  stride: number;
+  base: number;
+}
+
 /** Half size: image by the mean of known children, hole where any child is hole, source where all are. */
-function downsample(w: number, h: number, img: Float32Array, hole: Uint8Array, source: Uint8Array) {
+function downsample(w: number, h: number, v: View) {
+  const { img, hole, source, stride, base } = v;
   const W = Math.ceil(w / 2), H = Math.ceil(h / 2);
   const o = takePlane(W * H * 3);
   const oh = new Uint8Array(W * H);
   const os = new Uint8Array(W * H);
   for (let Y = 0; Y < H; Y++) {
-    const ya = 2 * Y * w, yb = Math.min(h - 1, 2 * Y + 1) * w;
+    const ya = base + 2 * Y * stride, yb = base + Math.min(h - 1, 2 * Y + 1) * stride;
     for (let X = 0; X < W; X++) {
       const xa = 2 * X, xb = Math.min(w - 1, 2 * X + 1);
       // The (up to) four children; at an odd edge a child repeats, which changes no mean.
       const a = ya + xa, b = ya + xb, c = yb + xa, d = yb + xb;
       const j = Y * W + X;
-      os[j] = source[a]! & source[b]! & source[c]! & source[d]!;
+      os[j] = source ? source[a]! & source[b]! & source[c]! & source[d]! : 1;
       const ka = hole[a] ? 0 : 1, kb = hole[b] ? 0 : 1, kc = hole[c] ? 0 : 1, kd = hole[d] ? 0 : 1;
       const n = ka + kb + kc + kd;
       oh[j] = n < 4 ? 1 : 0;
@@ -414,22 +428,31 @@ function voteBuffers(L: Level): { slot: Int32Array; acc: Float32Array } {
 const NX = [-1, 1, 0, 0, -1, 1, -1, 1];
 const NY = [0, 0, -1, 1, -1, -1, 1, 1];
 
+/** A level's hole's bounding box (x1, y1 exclusive): the copying levels' loops walk it, not the level. */
+interface HoleBox {
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
+}
+
 /**
  * A level finer than the search cap: each hole pixel takes its parent's match, doubled and offset
  * like the child, where that is a known source pixel (always, but at the region's odd edges: a
  * parent's match is known and allowed, and so are its four children); else a neighbour's offset.
- * Copies the matched pixels into the hole (a pixel left without a match keeps its parent's
- * colour); returns the field.
+ * Writes the matched pixels' colours (read through `v`) into `out` at the hole's pixels (a pixel
+ * left without a match takes its parent's colour); returns the field.
  */
-function upsampleAndCopy(P: { w: number; h: number; img: Float32Array; hole: Uint8Array; source: Uint8Array }, parentField: Int32Array, parent: { w: number; img: Float32Array }): Int32Array {
-  const { w, h, img, hole, source } = P;
+function upsampleAndCopy(w: number, h: number, v: View, hb: HoleBox, out: Float32Array, parentField: Int32Array, parent: { w: number; img: Float32Array }): Int32Array {
+  const { img, hole, source, stride, base } = v;
   const pw = parent.w;
   const field = takeInts(w * h).fill(-1);
-  const usable = (cx: number, cy: number) => cx >= 0 && cy >= 0 && cx < w && cy < h && !hole[cy * w + cx] && source[cy * w + cx] === 1;
+  const at = (x: number, y: number) => base + y * stride + x;
+  const usable = (cx: number, cy: number) => cx >= 0 && cy >= 0 && cx < w && cy < h && !hole[at(cx, cy)] && (!source || source[at(cx, cy)] === 1);
   const missing: number[] = [];
-  for (let y = 0; y < h; y++) {
-    for (let x = 0, q = y * w; x < w; x++, q++) {
-      if (!hole[q]) continue;
+  for (let y = hb.y0; y < hb.y1; y++) {
+    for (let x = hb.x0, q = y * w + x; x < hb.x1; x++, q++) {
+      if (!hole[at(x, y)]) continue;
       const pq = (y >> 1) * pw + (x >> 1);
       const m = parentField[pq]!;
       if (m >= 0) {
@@ -441,9 +464,9 @@ function upsampleAndCopy(P: { w: number; h: number; img: Float32Array; hole: Uin
         }
       }
       missing.push(q);
-      img[3 * q] = parent.img[3 * pq]!;
-      img[3 * q + 1] = parent.img[3 * pq + 1]!;
-      img[3 * q + 2] = parent.img[3 * pq + 2]!;
+      out[3 * q] = parent.img[3 * pq]!;
+      out[3 * q + 1] = parent.img[3 * pq + 1]!;
+      out[3 * q + 2] = parent.img[3 * pq + 2]!;
     }
   }
   // Two sweeps (forward, then backward) spread neighbours' offsets into the gaps.
@@ -463,12 +486,15 @@ function upsampleAndCopy(P: { w: number; h: number; img: Float32Array; hole: Uin
       }
     }
   }
-  for (let q = 0; q < w * h; q++) {
-    const c = field[q]!;
-    if (c < 0 || !hole[q]) continue;
-    img[3 * q] = img[3 * c]!;
-    img[3 * q + 1] = img[3 * c + 1]!;
-    img[3 * q + 2] = img[3 * c + 2]!;
+  for (let y = hb.y0; y < hb.y1; y++) {
+    for (let x = hb.x0, q = y * w + x; x < hb.x1; x++, q++) {
+      const c = field[q]!;
+      if (c < 0 || !hole[at(x, y)]) continue;
+      const cx = c % w, k = 3 * at(cx, (c - cx) / w);
+      out[3 * q] = img[k]!;
+      out[3 * q + 1] = img[k + 1]!;
+      out[3 * q + 2] = img[k + 2]!;
+    }
   }
   return field;
 }
@@ -494,32 +520,43 @@ export function patchFill(image: RgbImage, hole: Uint8Array, options: PatchFillO
   x1 = Math.min(W - 1, x1 + m);
   y1 = Math.min(H - 1, y1 + m);
   const w = x1 - x0 + 1, h = y1 - y0 + 1;
+  // The finest level is read in place (the photo's bytes, the caller's masks) while it is only
+  // copied into: a 1 MP region's conversion to floats and its mask copies were a third of a call.
+  // It is made a level of its own (floats, masks) only when it is searched (a small region).
+  const view0: View = { img: image.data, hole, source: options.source, stride: W, base: y0 * W + x0 };
+  const cap = options.searchSide ?? 256;
   // The region's floats and its pyramid come from the thread's scratch pool and go back to it at
   // the end (a 1 MP region is 12 MB of floats, fresh memory on every call otherwise).
-  const img = takePlane(w * h * 3);
-  const hl = new Uint8Array(w * h);
-  const src = new Uint8Array(w * h);
-  if (!options.source) src.fill(1);
-  for (let y = 0; y < h; y++) {
-    const i = (y0 + y) * W + x0;
-    img.set(image.data.subarray(3 * i, 3 * (i + w)), 3 * y * w);
-    for (let x = 0, j = y * w; x < w; x++, j++) {
-      hl[j] = hole[i + x] ? 1 : 0;
-      if (options.source) src[j] = options.source[i + x] ? 1 : 0;
+  const P0 = { w, h, img: takePlane(w * h * 3), hole: new Uint8Array(0), source: new Uint8Array(0) };
+  const materialize = () => {
+    P0.hole = new Uint8Array(w * h);
+    P0.source = new Uint8Array(w * h);
+    if (!options.source) P0.source.fill(1);
+    for (let y = 0; y < h; y++) {
+      const i = (y0 + y) * W + x0;
+      P0.img.set(image.data.subarray(3 * i, 3 * (i + w)), 3 * y * w);
+      for (let x = 0, j = y * w; x < w; x++, j++) {
+        P0.hole[j] = hole[i + x] ? 1 : 0;
+        if (options.source) P0.source[j] = options.source[i + x] ? 1 : 0;
+      }
     }
-  }
+  };
+  if (Math.max(w, h) <= cap) materialize();
   // Pyramid down to 40 px or less on the long side: at the coarsest level a patch spans a good part
   // of the region, so structure (the phase of stripes, where a wall meets a frame) is decided there.
-  const pyramid = [{ w, h, img, hole: hl, source: src }];
+  const pyramid = [P0];
+  // Each level's hole box: a parent is hole where any child is, so its box is the children's halved.
+  const boxes: HoleBox[] = [{ x0: box.x - x0, y0: box.y - y0, x1: box.x + box.width - x0, y1: box.y + box.height - y0 }];
   while (Math.max(pyramid.at(-1)!.w, pyramid.at(-1)!.h) > 40) {
     const p = pyramid.at(-1)!;
-    pyramid.push(downsample(p.w, p.h, p.img, p.hole, p.source));
+    const b = boxes.at(-1)!;
+    pyramid.push(downsample(p.w, p.h, p === P0 ? view0 : { ...p, stride: p.w, base: 0 }));
+    boxes.push({ x0: b.x0 >> 1, y0: b.y0 >> 1, x1: ((b.x1 - 1) >> 1) + 1, y1: ((b.y1 - 1) >> 1) + 1 });
   }
   // The pyramid's planes (and the last match field) go back to the scratch pool on the way out.
   const release = (field?: Int32Array) => giveBack(...pyramid.map((p) => p.img), ...(field ? [field] : []));
   const rand = mulberry32(options.seed ?? 0x9e3779b9);
   const iterations = options.iterations ?? 5;
-  const cap = options.searchSide ?? 256;
   let nnf: Int32Array | undefined;
   let offset: { w: number; h: number; val: Float32Array; scale: number } | undefined;
   for (let l = pyramid.length - 1; l >= 0; l--) {
@@ -528,11 +565,12 @@ export function patchFill(image: RgbImage, hole: Uint8Array, options: PatchFillO
     // each hole pixel from its match: known pixels of this level, at full sharpness (a vote of
     // matches found at a coarser level would average their phases into a blur).
     if (nnf && Math.max(P.w, P.h) > cap) {
-      const field = upsampleAndCopy(P, nnf, pyramid[l + 1]!);
+      const field = upsampleAndCopy(P.w, P.h, P === P0 ? view0 : { ...P, stride: P.w, base: 0 }, boxes[l]!, P.img, nnf, pyramid[l + 1]!);
       giveBack(nnf);
       nnf = field;
       continue;
     }
+    if (P === P0 && !P0.hole.length) materialize();
     const L = makeLevel(P.w, P.h, P.img, P.hole, P.source, r);
     if (L.validList.length === 0) {
       if (l === 0) {
@@ -589,12 +627,13 @@ export function patchFill(image: RgbImage, hole: Uint8Array, options: PatchFillO
     nnf = field;
   }
   const data = options.inPlace ? image.data : copyBytes(image.data);
-  const fin = pyramid[0]!.img;
-  for (let y = 0; y < h; y++) {
-    for (let x = 0; x < w; x++) {
+  const fin = P0.img;
+  const hb = boxes[0]!;
+  for (let y = hb.y0; y < hb.y1; y++) {
+    for (let x = hb.x0; x < hb.x1; x++) {
       const j = y * w + x;
-      if (!hl[j]) continue;
       const i = (y0 + y) * W + x0 + x;
+      if (!hole[i]) continue;
       // The searched level's colour offset, bilinearly at this pixel.
       let o0 = 0, o1 = 0, o2 = 0;
       if (offset) {

@@ -69,6 +69,11 @@ export interface Template {
 
 // --- procedural helpers ------------------------------------------------------------------------
 const fract = (x: number) => x - Math.floor(x);
+/**
+ * Length of (a, b). Not Math.hypot: the templates run per pixel, and hypot's guard against
+ * overflow (which unit-scale frame values never reach) costs several times a square root.
+ */
+const len = (a: number, b: number) => Math.sqrt(a * a + b * b);
 const clamp = (x: number, lo = 0, hi = 1) => Math.min(hi, Math.max(lo, x));
 /** Smoothstep from e0 to e1 (the renderer's too). */
 export const smooth = (e0: number, e1: number, x: number) => {
@@ -118,7 +123,7 @@ function curls(u: number, v: number, freq: number, seed: number, px: number): nu
       const cx = i + di + 0.1 + 0.8 * h;
       const cy = j + dj + 0.1 + 0.8 * hash2(i + di, j + dj, seed + 1);
       // Uneven clump sizes: a per-cell weight on the distance.
-      const d = Math.hypot(x - cx, y - cy) * (0.75 + 0.5 * hash2(i + di, j + dj, seed + 3));
+      const d = len(x - cx, y - cy) * (0.75 + 0.5 * hash2(i + di, j + dj, seed + 3));
       if (d < d1) {
         d2 = d1;
         d1 = d;
@@ -143,7 +148,7 @@ function curls(u: number, v: number, freq: number, seed: number, px: number): nu
   const masses = 0.3 * (noise2(u * 3, v * 3, seed + 9) * 2 - 1);
   return clamp(0.38 * strands + spiral + lit + crease + masses + 0.2 * (bh - 0.5) + 0.15, -1, 1);
 }
-const ellipse = (u: number, v: number, cx: number, cy: number, rx: number, ry: number) => (Math.hypot((u - cx) / rx, (v - cy) / ry) - 1) * Math.min(rx, ry);
+const ellipse = (u: number, v: number, cx: number, cy: number, rx: number, ry: number) => (len((u - cx) / rx, (v - cy) / ry) - 1) * Math.min(rx, ry);
 const union = (a: number, b: number) => Math.min(a, b);
 const intersect = (a: number, b: number) => Math.max(a, b);
 
@@ -195,10 +200,13 @@ const parted = (u: number, v: number, c: TemplateContext, fall: number) => {
  */
 const fromCrown = (u: number, v: number, c: TemplateContext) => Math.atan2(u, v - (c.a.forehead - 0.9));
 /** The parting line's shadow (above the brows), -0.5 at its centre. */
-const partingLine = (u: number, v: number, c: TemplateContext) => -0.5 * Math.exp(-(((u - c.p.parting) / 0.012) ** 2)) * (v < c.a.brows ? 1 : 0);
+const partingLine = (u: number, v: number, c: TemplateContext) => {
+  const d = (u - c.p.parting) / 0.012;
+  return -0.5 * Math.exp(-d * d) * (v < c.a.brows ? 1 : 0);
+};
 const braidArc = (u: number, v: number, c: TemplateContext) => {
   const cy = c.a.forehead + 0.2;
-  const r = Math.hypot(u / 0.6, (v - cy) / 0.77);
+  const r = len(u / 0.6, (v - cy) / 0.77);
   // on: within the braid's band (above the ears).
   return { cy, r, on: Math.abs(r - 1) * 0.6 < 0.08 && v < c.a.ears };
 };
@@ -332,14 +340,15 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     shade(u, v, c) {
       if (v < c.a.ears - 0.3) {
         // The roots: the locks start in sections on the scalp, a grid of parted squares.
-        const gx = fract(Math.atan2(u, v - c.a.forehead - 0.2) * 4.5), gy = fract(Math.hypot(u, v - c.a.forehead - 0.2) * 9);
+        const gx = fract(Math.atan2(u, v - c.a.forehead - 0.2) * 4.5), gy = fract(len(u, v - c.a.forehead - 0.2) * 9);
         return 0.05 - 0.45 * (1 - smooth(0, 0.1, Math.min(gx, 1 - gx))) - 0.25 * (1 - smooth(0, 0.08, Math.min(gy, 1 - gy))) + 0.3 * (noise2(u * 70, v * 70, c.p.seed) * 2 - 1);
       }
       const pitch = 0.08 * c.p.volume;
       const local = fract((Math.abs(u) - 0.28 * c.p.volume) / pitch + 0.5) - 0.5; // -0.5..0.5 across a rope
       // Matted, twisted ropes: diagonal twist ridges, a rounded cross-section, felted noise.
       const twist = Math.sin((v * 48 + local * 7 + hash2(Math.round((Math.abs(u) - 0.28) / pitch), 0, c.p.seed) * 6) * Math.PI);
-      const cylinder = -1.1 * (local * 2) ** 4;
+      const l2 = 4 * local * local;
+      const cylinder = -1.1 * l2 * l2;
       return 0.1 + 0.35 * twist + cylinder + 0.3 * (noise2(u * 90, v * 90, c.p.seed) * 2 - 1);
     },
   },
@@ -417,7 +426,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       const r1 = 0.72 + 0.07 * hash2((seg + 1) % k, 1, p.seed);
       const f = (theta - t0) / (t1 - t0);
       const r = (r0 * (1 - f) + r1 * f) * p.volume;
-      const body = Math.hypot(u, (v - cy) * 0.72) - r;
+      const body = len(u, (v - cy) * 0.72) - r;
       const cut = v - (a.chin + 0.12);
       return intersect(intersect(body, cut), allowedArea(u, v, a, a.brows - 0.05));
     },
