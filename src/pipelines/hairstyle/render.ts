@@ -52,6 +52,11 @@ export interface HairLayer {
    * (so black hair shows its pale highlights, which a ramp of the colour's own lightness cannot).
    */
   sheen: Float32Array;
+  /**
+   * The box (x1, y1 exclusive) outside which every plane is 0: the rasterizer's drawn pixels, grown
+   * by the contact shadow's reach. Compositing walks it, not the photo.
+   */
+  box: { x0: number; y0: number; x1: number; y1: number };
 }
 
 /** How the photo looks, measured on the face: the hair is lit, exposed and grained to match. */
@@ -123,6 +128,13 @@ function rasterize(an: HeadAnalysis, look: Look, t: Template, p: Variant, layer:
   const y1 = Math.min(H, Math.ceil(Math.max(...corners.map((c) => c[1]!))));
   const B = 8;
   const blockR = B * 0.75 * px;
+  const box = layer.box;
+  const drawn = (x: number, y: number) => {
+    if (x < box.x0) box.x0 = x;
+    if (x >= box.x1) box.x1 = x + 1;
+    if (y < box.y0) box.y0 = y;
+    if (y >= box.y1) box.y1 = y + 1;
+  };
   for (let by = y0; by < y1; by += B) {
     for (let bx = x0; bx < x1; bx += B) {
       const cu = frameU(f, bx + B / 2, by + B / 2), cv = frameV(f, bx + B / 2, by + B / 2);
@@ -234,10 +246,12 @@ function rasterize(an: HeadAnalysis, look: Look, t: Template, p: Variant, layer:
             const room = 1 - layer.alpha[i]!;
             const add = cover * room;
             if (add <= 0) continue;
+            drawn(x, y);
             layer.shade[i] = (layer.shade[i]! * layer.alpha[i]! + s * add) / (layer.alpha[i]! + add);
             layer.stubble[i] = (layer.stubble[i]! * layer.alpha[i]! + add) / (layer.alpha[i]! + add);
             layer.alpha[i] = layer.alpha[i]! + add;
           } else {
+            drawn(x, y);
             layer.alpha[i] = cover;
             layer.shade[i] = s;
             layer.tone[i] = tone;
@@ -260,27 +274,16 @@ function castShadow(an: HeadAnalysis, layer: HairLayer): Float32Array {
   const f = an.frame;
   const r = Math.max(1, Math.round(0.04 * f.scale));
   const sx = Math.round(-0.025 * f.scale * -f.uy), sy = Math.round(-0.025 * f.scale * f.ux);
-  let bx0 = W, bx1 = -1, by0 = H, by1 = -1;
-  for (let y = 0; y < H; y++) {
-    const row = layer.alpha.subarray(y * W, (y + 1) * W);
-    let first = -1, last = -1;
-    for (let x = 0; x < W; x++) {
-      if (row[x]! > 0) {
-        if (first < 0) first = x;
-        last = x;
-      }
-    }
-    if (first < 0) continue;
-    bx0 = Math.min(bx0, first);
-    bx1 = Math.max(bx1, last);
-    by0 = Math.min(by0, y);
-    by1 = y;
-  }
+  // The drawn pixels' box (the rasterizer's): where alpha > 0.
+  const { x0: bx0, y0: by0 } = layer.box;
+  const bx1 = layer.box.x1 - 1, by1 = layer.box.y1 - 1;
   const out = takePlane(W * H);
   if (bx1 < 0) return out;
   const m = r + Math.abs(sx) + Math.abs(sy) + 1;
   const X0 = Math.max(0, bx0 - m), X1 = Math.min(W, bx1 + m + 1), Y0 = Math.max(0, by0 - m), Y1 = Math.min(H, by1 + m + 1);
   const BW = X1 - X0, BH = Y1 - Y0;
+  // The shadow reaches no farther than this box: the layer's box grows to it.
+  layer.box = { x0: X0, y0: Y0, x1: X1, y1: Y1 };
   // Integral image of alpha over the box.
   const S = new Float64Array((BW + 1) * (BH + 1));
   for (let y = 0; y < BH; y++) {
@@ -316,7 +319,7 @@ export function renderHair(an: HeadAnalysis, look: Look, style: Hairstyle, p: Va
   const n = an.image.width * an.image.height;
   // Planes from the thread's pool (imaging/scratch.ts): the pipeline gives them back (releaseLayer)
   // once a picture is encoded.
-  const layer: HairLayer = { alpha: takePlane(n), shade: takePlane(n), shadow: new Float32Array(0), stubble: takePlane(n), tone: takePlane(n), sheen: takePlane(n) };
+  const layer: HairLayer = { alpha: takePlane(n), shade: takePlane(n), shadow: new Float32Array(0), stubble: takePlane(n), tone: takePlane(n), sheen: takePlane(n), box: { x0: an.image.width, y0: an.image.height, x1: 0, y1: 0 } };
   rasterize(an, look, TEMPLATES[style], p, layer, false);
   if (style === 'Mohawk') rasterize(an, look, SHAVED_SIDES, p, layer, true);
   layer.shadow = castShadow(an, layer);
@@ -470,7 +473,8 @@ export function composite(base: RgbImage, layer: HairLayer, color: HairColor, lo
     h ^= h << 5;
     return a + (h >>> 0) / 4294967296 - 1;
   };
-  for (let i = 0; i < layer.alpha.length; i++) {
+  const W = base.width, { x0, y0, x1, y1 } = layer.box;
+  for (let y = y0; y < y1; y++) for (let i = y * W + x0, e = y * W + x1; i < e; i++) {
     const a = layer.alpha[i]!;
     const sh = layer.shadow[i] ?? 0;
     if (a <= 0 && sh <= 0.004) continue;
