@@ -346,6 +346,16 @@ export function removalMask(an: HeadAnalysis, layer: HairLayer): Uint8Array {
 }
 
 /**
+ * The fill's preference for nearby sources (patchFill's locality): a source a quarter of the fill
+ * region away costs as much as 18 levels of difference per pixel and channel, half the region away
+ * 35. Without it the fill took the texture that matched the hole best overall (a window's blinds, a
+ * bright wall) all around the head: a pale hood against the door frame or the stairs that the hair
+ * had covered beside it. Stronger (20000) it also continued a neighbour's hair into the gap beside
+ * the head (s6-right mirrored), which the face parser reads as the target's hair left.
+ */
+const FILL_LOCALITY = 5000;
+
+/**
  * Fills the removed hair with what it most likely hides: each fill group (background, skin,
  * clothing) by exemplar patches of that group only, so a wall is continued with wall and a neck
  * with skin, never with a face or hair. The groups are first smoothed (the most common group in a
@@ -374,7 +384,7 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number): R
     if (g === UNDER.skin) skinAround(an, part, hole, src);
     for (const i of holeAt) src[i] = 0;
     // The first group's fill is a new picture; the next ones fill it in place.
-    img = patchFill(img, part, { source: src, seed: seed + g, inPlace: img !== an.image });
+    img = patchFill(img, part, { source: src, seed: seed + g, inPlace: img !== an.image, locality: FILL_LOCALITY });
   }
   return img;
 }
