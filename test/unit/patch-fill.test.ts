@@ -135,3 +135,29 @@ describe('componentsTouching', () => {
     expect(inB).toBe(0);
   });
 });
+
+describe('patchFill locality', () => {
+  it('copies from nearer places when asked to prefer nearby sources', () => {
+    // Noise everywhere fits a hole equally badly from anywhere; the blue channel is the column
+    // (x / 2), so a filled pixel's blue says which column it was copied from. Without locality the
+    // sources are spread over the region; with it they lie nearer the hole pixel they fill.
+    const hash = (x: number, y: number, s: number) => {
+      let h = Math.imul((x * 73856093) ^ (y * 19349663) ^ (s * 83492791), 0x27d4eb2d);
+      h ^= h >>> 15;
+      return (h >>> 0) % 256;
+    };
+    const noise = image((x, y) => [hash(x, y, 1), hash(x, y, 2), Math.round(x / 2)]);
+    const hole = new Uint8Array(W * H);
+    for (let y = 45; y < 75; y++) for (let x = 65; x < 95; x++) hole[y * W + x] = 1;
+    const meanOffset = (locality: number) => {
+      let d = 0, n = 0;
+      for (const seed of [1, 2, 3, 4, 5]) {
+        const out = patchFill(noise, hole, { seed, locality });
+        for (let i = 0; i < hole.length; i++) if (hole[i]) (d += Math.abs(2 * out.data[3 * i + 2]! - (i % W))), n++;
+      }
+      return d / n;
+    };
+    const far = meanOffset(0), near = meanOffset(5000);
+    expect(near).toBeLessThan(0.8 * far);
+  });
+});
