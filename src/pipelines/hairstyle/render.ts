@@ -168,8 +168,20 @@ function rasterize(an: HeadAnalysis, look: Look, t: Template, p: Variant, layer:
             cs = tv;
           }
           // Clumps of strands (about 1/28 of the face width), and single fibres in them.
-          const clump = noise2(across * 28, along * 2.5, seed + 11) * 2 - 1;
-          const fibre = noise1(across * fibreF + 3 * noise1(along * 3, seed + 7), seed + 13);
+          let clump: number, fibre: number;
+          if (t.strandLength) {
+            // Clipped: each fibre (a column across the flow) cut into pieces, the cuts staggered from
+            // one fibre to the next; each piece takes its own place in the fibre noise.
+            const col = Math.floor(across * fibreF);
+            const piece = Math.floor(along / t.strandLength + hash2(col, 1, seed + 41));
+            clump = noise2(across * 28, along * 0.25 / t.strandLength, seed + 11) * 2 - 1;
+            // A phase per fibre too: neighbouring fibres' pieces would otherwise share one noise
+            // value where their cuts line up, blocks several fibres wide.
+            fibre = noise1(across * fibreF + 9.7 * piece + 5.3 * col, seed + 13);
+          } else {
+            clump = noise2(across * 28, along * 2.5, seed + 11) * 2 - 1;
+            fibre = noise1(across * fibreF + 3 * noise1(along * 3, seed + 7), seed + 13);
+          }
           // On the forehead (inside the face oval) near its top the outline is the hairline, where
           // hair grows from: soft, fine hairs. Lower down it is a fringe's ends: clumped like any tips.
           // Short styles' temples and sideburns beside the face are hairline too: hair grows there.

@@ -61,6 +61,12 @@ export interface Template {
    * a corkscrew seen from the side, which the highlight breaks into the glints of curly hair.
    */
   curl?: { period: number; amp: number };
+  /**
+   * Clipped hair (frame units): each fibre is cut into pieces about this long, each piece its own
+   * fibre, their ends staggered, so the hair shows as short bristles lying along the flow instead of
+   * long strands from the crown to the hairline. Absent: strands as long as the hair.
+   */
+  strandLength?: number;
   sdf(u: number, v: number, c: TemplateContext): number;
   /** Strand direction in radians: 0 runs down the v axis (to the chin), pi/2 along +u, pi up. */
   flow(u: number, v: number, c: TemplateContext): number;
@@ -277,9 +283,13 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     wisps: 0.006,
     strands: 1,
     gloss: 0.55,
+    // Clipped to a few millimetres: bristles, not strands from the crown (those read as a bowl).
+    strandLength: 0.03,
     bulk: { cy: 0.2, rx: 0.6, ry: 0.77 },
     sdf(u, v, c) {
-      return intersect(union(cap(u, v, c, 0.015, 0.03, c.a.ears - 0.06), sideburns(u, v, c, 0.12, 0.05)), allowedArea(u, v, c.a, hairline(c.a)));
+      // The front hairline rounded, rising towards the temples (a straight cut across the forehead
+      // read as a cap's rim).
+      return intersect(union(cap(u, v, c, 0.015, 0.03, c.a.ears - 0.06), sideburns(u, v, c, 0.12, 0.05)), allowedArea(u, v, c.a, hairline(c.a) - 0.8 * u * u));
     },
     flow(u, v, c) {
       return fromCrown(u, v, c);
@@ -531,19 +541,22 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     opacity: 1,
     wisps: 0.012,
     strands: 1,
-    gloss: 0.9,
+    // Short bristles catch the light one by one: no sleek band (0.9 drew a gold or chrome helmet).
+    gloss: 0.45,
+    strandLength: 0.06,
     bulk: { cy: 0.15, rx: 0.62, ry: 0.83 },
     sdf(u, v, c) {
       const { a } = c;
+      // Clipped close on the sides; on top a little longer: the skull grown by 11% of the face width
+      // above the forehead (a tall narrow dome over the crown read as a helmet), under a rounded hairline.
       const sides = union(cap(u, v, c, -0.005, 0, a.ears - 0.06), sideburns(u, v, c, 0.12, 0.05));
-      // The top stands up: a flattened dome over the front of the crown.
-      const top = intersect(ellipse(u, v, 0, a.forehead - 0.22, 0.46 * c.p.volume, 0.5 * c.p.volume), v - (a.forehead + 0.05));
-      return intersect(union(sides, top), allowedArea(u, v, a, hairline(a) - 0.02));
+      const top = intersect(cap(u, v, c, -0.06, 0.11, a.forehead + 0.05), v - (a.forehead + 0.05));
+      return intersect(union(sides, top), allowedArea(u, v, a, hairline(a) - 0.02 - 0.8 * u * u));
     },
-    flow(u) {
-      // Brushed up on top, down and back on the clipped sides.
-      const onTop = 1 - smooth(0.3, 0.45, Math.abs(u));
-      return onTop * (Math.PI - u * 1.2) + (1 - onTop) * Math.sign(u) * 0.4;
+    flow(u, v, c) {
+      // Forward and down from the crown, as the Buzz Cut (brushed up at the front, the flows met in
+      // a seam that read as a plait along each side).
+      return fromCrown(u, v, c);
     },
     shade(u) {
       return -0.3 * smooth(0.36, 0.5, Math.abs(u));
@@ -561,14 +574,16 @@ export const SHAVED_SIDES: Template = {
   short: true,
   opacity: 0.94,
   wisps: 0.003,
-  strands: 0,
+  strands: 1,
   gloss: 0,
+  // Stubble: bristles of about 1% of the face width (without them the scalp was a flat beige cap).
+  strandLength: 0.012,
   bulk: { cy: 0.2, rx: 0.6, ry: 0.77 },
   sdf(u, v, c) {
     return intersect(union(cap(u, v, c, -0.025, -0.02, c.a.ears - 0.06), sideburns(u, v, c, 0.1, 0.04)), allowedArea(u, v, c.a, hairline(c.a)));
   },
-  flow() {
-    return 0;
+  flow(u, v, c) {
+    return fromCrown(u, v, c);
   },
   shade(u, v, c) {
     return -0.2 + 0.3 * (noise2(u * Math.min(420, 0.5 / c.px), v * Math.min(420, 0.5 / c.px), c.p.seed) * 2 - 1);
