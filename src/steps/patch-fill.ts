@@ -353,7 +353,7 @@ function vote(L: Level, targets: Int32Array, nnf: Int32Array, dist: Float32Array
  * Smooth interpolation of sparse samples over a grid (pull-push, Gortler et al. 1996): `val`
  * (3 channels) is kept where `wt` is 1, filled elsewhere from coarser averages, bilinearly.
  */
-function pullPush(w: number, h: number, val: Float32Array, wt: Float32Array): void {
+export function pullPush(w: number, h: number, val: Float32Array, wt: Float32Array): void {
   if (w <= 1 && h <= 1) return;
   const W = Math.ceil(w / 2), H = Math.ceil(h / 2);
   const cv = new Float32Array(3 * W * H), cw = new Float32Array(W * H);

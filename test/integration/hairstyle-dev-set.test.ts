@@ -105,7 +105,14 @@ const target = (faces: ReferenceFace[], W: number, H: number) =>
  * fix must remove its entry). Listed in the README and the closing note.
  */
 const KNOWN: Record<string, string> = {
-  's6-centre-right|longHair': 'the fill continues the wooden door frame beside her head, a streaky brown the face parser reads as hair',
+  // Judged on someone else's hair: the neighbour's face, cut by the photo's edge, is not found by the
+  // reference FaceMesh, so her hair beside the target's cheek counts as the target's; the parser's
+  // labels on it flicker with changes elsewhere in the photo (0.12 to 0.16 across stop 23's
+  // commits). The target's own long hair is gone on the debug overlay.
+  's6-right-mirror|longHair': "Braided Crown, pink: the hair still counted is the undetected neighbour's, beside the target's cheek",
+  // Pink short hair sits on the face parser's threshold: 0.54, 0.72 and 0.40 of it read as hair
+  // across stop 23's commits, with changes to the fill away from the hair.
+  's5-back|readsAsHair-short': 'Bowl Cut, pink: pink short hair reads as hair or as a hat by a small margin either way',
   // New hair the face parser does not read as hair (the issue's 'flat cap or plastic wig'): short
   // domes, braids, ropes, facets and a dyed colour; the long straight and wavy styles read as hair.
   's5-back|readsAsHair-long': "Dreadlocks, blue: the dreadlocks read as a hat with ropes to the face parser (even ropes, blocky crown)",
@@ -189,6 +196,15 @@ describe('hairstyle on the development photos (issue 11, independent references)
       const parsedOut = await referenceParsing(pngBytes);
       if (short) {
         const noseV = frame.uv(me.landmarks[4]![0], me.landmarks[4]![1])[1];
+        // Other people's hair is not the target's to remove (point 1 keeps it): a pixel nearer
+        // another reference face (by face box centres, in face widths) does not count. The parser's
+        // labels on a neighbour's hair beside the face flicker with changes elsewhere in the photo.
+        const centre = (f: ReferenceFace) => [f.box.x + f.box.width / 2, f.box.y + f.box.height / 2, f.box.width] as const;
+        const mine = centre(me), theirs = others.map(centre);
+        const nearer = (x: number, y: number) => {
+          const d = Math.hypot(x - mine[0], y - mine[1]) / mine[2];
+          return theirs.some(([cx, cy, w]) => Math.hypot(x - cx, y - cy) / w < d);
+        };
         let was = 0, still = 0;
         for (let y = 0; y < H; y++) {
           for (let x = 0; x < W; x++) {
@@ -196,7 +212,7 @@ describe('hairstyle on the development photos (issue 11, independent references)
             // Hair lying over the face below the brows stays: point 3 keeps the face as it is.
             if (parsedIn.labels[i] !== CLASS.hair || face[i]) continue;
             const [u, v] = frame.uv(x + 0.5, y + 0.5);
-            if (v < noseV || Math.hypot(u, v) > 1.2) continue;
+            if (v < noseV || Math.hypot(u, v) > 1.2 || nearer(x + 0.5, y + 0.5)) continue;
             was++;
             if (parsedOut.labels[i] === CLASS.hair) still++;
           }

@@ -10,7 +10,7 @@ import { copyBytes, type RgbImage } from '../../imaging/image.ts';
 import { dilate, maskBox } from '../../imaging/morphology.ts';
 import { giveBack, takePlane } from '../../imaging/scratch.ts';
 import { labAt, shadeRamp, srgbToLab } from '../../steps/color.ts';
-import { patchFill } from '../../steps/patch-fill.ts';
+import { patchFill, pullPush } from '../../steps/patch-fill.ts';
 import { UNDER } from './hair.ts';
 import { frameU, frameV, type Anchors, type Frame } from './frame.ts';
 import { SHAVED_SIDES, TEMPLATES, hash2, noise1, noise2, smooth, type Template, type Variant } from './templates.ts';
@@ -397,8 +397,70 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number): R
     for (const i of holeAt) src[i] = 0;
     // The first group's fill is a new picture; the next ones fill it in place.
     img = patchFill(img, part, { source: src, seed: seed + g, inPlace: img !== an.image, locality: FILL_LOCALITY });
+    // Bare skin keeps only the copied texture's finest detail (~1.2% of the face width: pores,
+    // grain) over an even tone; at 4% the copy's blocks and blotches still showed.
+    if (g === UNDER.skin && img !== an.image) evenTone(img, part, src, Math.max(2, Math.round(0.012 * an.frame.scale)));
   }
   return img;
+}
+
+/**
+ * Bare skin filled by patches copied from the face, the neck and the shoulders is a mosaic of
+ * their lighting and of the copy's blocks (blotches a body does not have). Its tone is replaced by
+ * a smooth one and its finest texture kept: the fill's detail finer than `r` (the fill less its own
+ * box mean over the part) over the skin sources' colours interpolated into the part (pull-push),
+ * the way a retoucher separates frequencies.
+ */
+function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, r: number): void {
+  const { width: W, height: H, data } = img;
+  const box = maskBox(part, W, H);
+  if (!box) return;
+  const m = 4 * r;
+  const x0 = Math.max(0, box.x - m), y0 = Math.max(0, box.y - m);
+  const x1 = Math.min(W, box.x + box.width + m), y1 = Math.min(H, box.y + box.height + m);
+  const bw = x1 - x0, bh = y1 - y0;
+  // The tone: the skin sources' colours in the box, interpolated over the rest of it.
+  const val = new Float32Array(3 * bw * bh), wt = new Float32Array(bw * bh);
+  let any = false;
+  for (let y = 0; y < bh; y++) {
+    for (let x = 0; x < bw; x++) {
+      const i = (y + y0) * W + x + x0, j = y * bw + x;
+      if (!sources[i] || part[i]) continue;
+      for (let c = 0; c < 3; c++) val[3 * j + c] = data[3 * i + c]!;
+      wt[j] = 1;
+      any = true;
+    }
+  }
+  if (!any) return;
+  pullPush(bw, bh, val, wt);
+  // The fill's own local mean over the part (a box of radius r, summed by integral images).
+  const sw = bw + 1;
+  const S = new Float64Array(4 * sw * (bh + 1));
+  for (let y = 0; y < bh; y++) {
+    let n = 0, s0 = 0, s1 = 0, s2 = 0;
+    for (let x = 0; x < bw; x++) {
+      const i = (y + y0) * W + x + x0;
+      if (part[i]) (n++, (s0 += data[3 * i]!), (s1 += data[3 * i + 1]!), (s2 += data[3 * i + 2]!));
+      const k = 4 * ((y + 1) * sw + x + 1), u = 4 * (y * sw + x + 1);
+      S[k] = S[u]! + n;
+      S[k + 1] = S[u + 1]! + s0;
+      S[k + 2] = S[u + 2]! + s1;
+      S[k + 3] = S[u + 3]! + s2;
+    }
+  }
+  const at = (x: number, y: number, c: number) => S[4 * (y * sw + x) + c]!;
+  for (let y = 0; y < bh; y++) {
+    const ya = Math.max(0, y - r), yb = Math.min(bh, y + r + 1);
+    for (let x = 0; x < bw; x++) {
+      const i = (y + y0) * W + x + x0;
+      if (!part[i]) continue;
+      const xa = Math.max(0, x - r), xb = Math.min(bw, x + r + 1);
+      const sum = (c: number) => at(xb, yb, c) - at(xa, yb, c) - at(xb, ya, c) + at(xa, ya, c);
+      const n = sum(0);
+      const j = y * bw + x;
+      for (let c = 0; c < 3; c++) data[3 * i + c] = Math.max(0, Math.min(255, Math.round(val[3 * j + c]! + data[3 * i + c]! - sum(c + 1) / n)));
+    }
+  }
 }
 
 /**
