@@ -8,7 +8,7 @@
 import type { HairColor } from '../../domain/job.ts';
 import { copyBytes, type RgbImage } from '../../imaging/image.ts';
 import { dilate, maskBox } from '../../imaging/morphology.ts';
-import { giveBack, takePlane } from '../../imaging/scratch.ts';
+import { giveBack, takeInts, takePlane } from '../../imaging/scratch.ts';
 import { labAt, shadeRamp, srgbToLab } from '../../steps/color.ts';
 import { patchFill, pullPush } from '../../steps/patch-fill.ts';
 import { UNDER } from './hair.ts';
@@ -420,7 +420,9 @@ function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, r: numbe
   const x1 = Math.min(W, box.x + box.width + m), y1 = Math.min(H, box.y + box.height + m);
   const bw = x1 - x0, bh = y1 - y0;
   // The tone: the skin sources' colours in the box, interpolated over the rest of it.
-  const val = new Float32Array(3 * bw * bh), wt = new Float32Array(bw * bh);
+  // Planes from the thread's pool (a neck and chest box is a few hundred thousand pixels: fresh
+  // memory's first touch was most of this function's time).
+  const val = takePlane(3 * bw * bh), wt = takePlane(bw * bh);
   let any = false;
   for (let y = 0; y < bh; y++) {
     for (let x = 0; x < bw; x++) {
@@ -431,11 +433,13 @@ function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, r: numbe
       any = true;
     }
   }
-  if (!any) return;
+  if (!any) return giveBack(val, wt);
   pullPush(bw, bh, val, wt);
   // The fill's own local mean over the part (a box of radius r, summed by integral images).
   const sw = bw + 1;
-  const S = new Float64Array(4 * sw * (bh + 1));
+  // Integer sums in 32 bits: on a very large box they wrap, but a window's sum (a few thousand
+  // levels), taken modulo 2^32 (`| 0`), is exact.
+  const S = takeInts(4 * sw * (bh + 1));
   for (let y = 0; y < bh; y++) {
     let n = 0, s0 = 0, s1 = 0, s2 = 0;
     for (let x = 0; x < bw; x++) {
@@ -448,19 +452,23 @@ function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, r: numbe
       S[k + 3] = S[u + 3]! + s2;
     }
   }
-  const at = (x: number, y: number, c: number) => S[4 * (y * sw + x) + c]!;
   for (let y = 0; y < bh; y++) {
     const ya = Math.max(0, y - r), yb = Math.min(bh, y + r + 1);
     for (let x = 0; x < bw; x++) {
       const i = (y + y0) * W + x + x0;
       if (!part[i]) continue;
       const xa = Math.max(0, x - r), xb = Math.min(bw, x + r + 1);
-      const sum = (c: number) => at(xb, yb, c) - at(xa, yb, c) - at(xb, ya, c) + at(xa, ya, c);
-      const n = sum(0);
+      // The window's corners in the sums: its count, then its three channels' totals.
+      const A = 4 * (yb * sw + xb), B = 4 * (yb * sw + xa), C = 4 * (ya * sw + xb), D = 4 * (ya * sw + xa);
+      const n = (S[A]! - S[B]! - S[C]! + S[D]!) | 0;
       const j = y * bw + x;
-      for (let c = 0; c < 3; c++) data[3 * i + c] = Math.max(0, Math.min(255, Math.round(val[3 * j + c]! + data[3 * i + c]! - sum(c + 1) / n)));
+      for (let c = 0; c < 3; c++) {
+        const mean = ((S[A + c + 1]! - S[B + c + 1]! - S[C + c + 1]! + S[D + c + 1]!) | 0) / n;
+        data[3 * i + c] = Math.max(0, Math.min(255, Math.round(val[3 * j + c]! + data[3 * i + c]! - mean)));
+      }
     }
   }
+  giveBack(val, wt, S);
 }
 
 /**
