@@ -115,7 +115,7 @@ const KNOWN: Record<string, string> = {
   's5-back|readsAsHair-short': 'Bowl Cut, pink: pink short hair reads as hair or as a hat by a small margin either way',
   // New hair the face parser does not read as hair (the 'flat cap or plastic wig'): short
   // domes, braids, ropes, facets and a dyed colour; the long straight and wavy styles read as hair.
-  's5-back|readsAsHair-long': "Dreadlocks, blue: the dreadlocks read as a hat with ropes to the face parser (even ropes, blocky crown)",
+  's5-back|readsAsHair-long': "Dreadlocks, blue: blue locks read as a hat to the face parser (in brown or black the same locks read as hair, 0.93 and 0.75, since stop 23 drew the crown as ropes)",
   's5-front|readsAsHair-long': "Lowpoly, purple: Lowpoly's flat facets read as a hat to the face parser (the style is a stylisation by name)",
   's5-front|readsAsHair-short': "Mohawk, green: the Mohawk strip over shaved sides reads as a cap to the face parser",
   's5-right|readsAsHair-long': "Bombshell Curls, grey: the curl mass reads as a hat or cloth to the face parser (grey, crimped strands)",
@@ -129,9 +129,9 @@ const KNOWN: Record<string, string> = {
   's6-centre-left-rot15|readsAsHair-long': "Lowpoly, purple: Lowpoly's flat facets read as a hat to the face parser (the style is a stylisation by name)",
   's6-centre-right|readsAsHair-short': "Braided Crown, blonde: the braided crown reads as a beret to the face parser",
   's6-left|readsAsHair-short': "Buzz Cut, pink: a buzz cut the face parser reads as a cap, not hair (a thin even layer over the skull, no strands to see)",
-  's6-left|readsAsHair-long': "Dreadlocks, blue: the dreadlocks read as a hat with ropes to the face parser (even ropes, blocky crown)",
+  's6-left|readsAsHair-long': "Dreadlocks, blue: blue locks read as a hat to the face parser (in brown or black the same locks read as hair, 0.93 and 0.75, since stop 23 drew the crown as ropes)",
   's6-right-mirror|readsAsHair-short': "Braided Crown, pink: the braided crown reads as a beret to the face parser",
-  's6-right-mirror|readsAsHair-long': "Dreadlocks, blue: the dreadlocks read as a hat with ropes to the face parser (even ropes, blocky crown)",
+  's6-right-mirror|readsAsHair-long': "Dreadlocks, blue: blue locks read as a hat to the face parser (in brown or black the same locks read as hair, 0.93 and 0.75, since stop 23 drew the crown as ropes)",
 };
 
 const photos: Array<{ base: string; variant: object }> = [...HAIR_PHOTOS.map((base) => ({ base, variant: {} })), ...HAIR_VARIANTS];

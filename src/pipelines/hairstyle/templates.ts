@@ -349,9 +349,15 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     },
     shade(u, v, c) {
       if (v < c.a.ears - 0.3) {
-        // The roots: the locks start in sections on the scalp, a grid of parted squares.
-        const gx = fract(Math.atan2(u, v - c.a.forehead - 0.2) * 4.5), gy = fract(len(u, v - c.a.forehead - 0.2) * 9);
-        return 0.05 - 0.45 * (1 - smooth(0, 0.1, Math.min(gx, 1 - gx))) - 0.25 * (1 - smooth(0, 0.08, Math.min(gy, 1 - gy))) + 0.3 * (noise2(u * 70, v * 70, c.p.seed) * 2 - 1);
+        // Over the top of the head the locks run down from the crown (behind the top, out of sight):
+        // ropes fanning out from it, each twisted and rounded like the hanging ones (a grid of parted
+        // squares on the scalp read as a knitted cap).
+        const du = u, dv = v - (c.a.forehead - 0.9);
+        const fan = Math.atan2(du, dv) * 10;
+        const local = fract(fan + 0.5) - 0.5;
+        const twist = Math.sin((len(du, dv) * 48 + local * 7 + hash2(Math.round(fan), 2, c.p.seed) * 6) * Math.PI);
+        const l2 = 4 * local * local;
+        return 0.1 + 0.35 * twist - 1.1 * l2 * l2 + 0.3 * (noise2(u * 90, v * 90, c.p.seed) * 2 - 1);
       }
       const pitch = 0.08 * c.p.volume;
       const local = fract((Math.abs(u) - 0.28 * c.p.volume) / pitch + 0.5) - 0.5; // -0.5..0.5 across a rope
