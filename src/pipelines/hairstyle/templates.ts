@@ -580,7 +580,7 @@ export const SHAVED_SIDES: Template = {
   short: true,
   opacity: 0.94,
   wisps: 0.003,
-  strands: 1,
+  strands: 0.35,
   gloss: 0,
   // Stubble: bristles of about 1% of the face width (without them the scalp was a flat beige cap).
   strandLength: 0.012,
