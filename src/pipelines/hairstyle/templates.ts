@@ -240,7 +240,13 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     },
     shade(u, v, c) {
       const { cy, r, on } = braidArc(u, v, c);
-      if (!on) return -0.05;
+      if (!on) {
+        // The sleek part combed back to the braid: sections of hair with darker grooves between
+        // them, converging towards the back of the head (a smooth sheen read as skin or a beret).
+        const fan = Math.atan2(u, v - (c.a.forehead - 0.9)) * 14 + 0.6 * noise1(v * 6, c.p.seed + 3);
+        const g = Math.abs(fract(fan) - 0.5) * 2;
+        return 0.1 - 0.55 * g * g * g;
+      }
       const s = Math.atan2(v - cy, u) * 9; // position along the arc
       const across = ((r - 1) * 0.6) / 0.08; // -1..1 across the band
       // Three strands plaited: lobes alternating from each side, each lobe a rounded bundle.
