@@ -112,7 +112,6 @@ const KNOWN: Record<string, string> = {
   's6-right-mirror|longHair': "Braided Crown, pink: the hair still counted is the undetected neighbour's, beside the target's cheek",
   // Pink short hair sits on the face parser's threshold: 0.54, 0.72 and 0.40 of it read as hair
   // across stop 23's commits, with changes to the fill away from the hair.
-  's5-back|readsAsHair-short': 'Bowl Cut, pink: pink short hair reads as hair or as a hat by a small margin either way',
   // New hair the face parser does not read as hair (the issue's 'flat cap or plastic wig'): short
   // domes, braids, ropes, facets and a dyed colour; the long straight and wavy styles read as hair.
   's5-back|readsAsHair-long': "Dreadlocks, blue: blue locks read as a hat to the face parser (in brown or black the same locks read as hair, 0.93 and 0.75, since stop 23 drew the crown as ropes)",
@@ -125,7 +124,6 @@ const KNOWN: Record<string, string> = {
   's5-right-rot50|readsAsHair-short': "Short Curly, white: the short curly dome reads as a knitted cap to the face parser",
   's5-top-x1.6|readsAsHair-long': "Lowpoly, purple: Lowpoly's flat facets read as a hat to the face parser (the style is a stylisation by name)",
   's5-top-x1.6|readsAsHair-short': "Short Hair, green: dyed (green) short hair reads as a hat to the face parser (a saturated colour looks plastic)",
-  's6-centre-left-rot15|readsAsHair-short': "Crew Cut, green: dyed green short hair reads as a hat to the face parser (0.37 of it hair since stop 23's bristles, 0.01 before)",
   's6-centre-left-rot15|readsAsHair-long': "Lowpoly, purple: Lowpoly's flat facets read as a hat to the face parser (the style is a stylisation by name)",
   's6-centre-right|readsAsHair-short': "Braided Crown, blonde: the braided crown reads as a beret to the face parser",
   's6-left|readsAsHair-short': "Buzz Cut, pink: a buzz cut the face parser reads as a cap, not hair (a thin even layer over the skull, no strands to see)",

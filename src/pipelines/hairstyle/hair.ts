@@ -321,6 +321,18 @@ function longHair(h: Head, parse: FaceParse, inCrop: Uint8Array, soft: Uint8Arra
 /** The neck's half width, and the shoulders' top (see underOf), in face widths. */
 const NECK_HALF = 0.3, SHOULDER_DROP = 0.3, SHOULDER_SLOPE = 0.5;
 
+/**
+ * How far the body reaches past the neck's side at dy face widths below the chin: 0 down the
+ * neck, then the shoulders' line (SHOULDER_SLOPE), the corner between them rounded over ~0.15 face
+ * widths (a hyperbola), as the trapezius runs from the neck into the shoulder. The straight
+ * column and line met in a right angle: a bared neck was a cut-out rectangle on a step.
+ */
+export function bodyFlare(dy: number): number {
+  const t = dy - SHOULDER_DROP, k = 0.15;
+  // Less its value at the chin (dy = 0), where the neck keeps its width.
+  return (t + Math.sqrt(t * t + k * k) + SHOULDER_DROP - Math.sqrt(SHOULDER_DROP * SHOULDER_DROP + k * k)) / (2 * SHOULDER_SLOPE);
+}
+
 /** What each hair pixel hides (UNDER), meaningful where the hair is. */
 function underOf(h: Head, parse: FaceParse, inCrop: Uint8Array, soft: Uint8Array, hair: Uint8Array, person: Uint8Array): Uint8Array {
   const { frame, anchors } = h;
@@ -362,7 +374,7 @@ function underOf(h: Head, parse: FaceParse, inCrop: Uint8Array, soft: Uint8Array
       const v = frameV(frame, x + 0.5, y + 0.5);
       if (v >= anchors.chin) {
         const dx = Math.abs(x + 0.5 - chinX) / frame.scale - NECK_HALF, dy = (y + 0.5 - chinY) / frame.scale;
-        if (hair[i] && dx > 0 && dy < SHOULDER_DROP + SHOULDER_SLOPE * dx) under[i] = UNDER.background;
+        if (hair[i] && dx > bodyFlare(dy)) under[i] = UNDER.background;
         else unknown[i] = 1;
         continue;
       }
