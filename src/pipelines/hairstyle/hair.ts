@@ -321,16 +321,20 @@ function longHair(h: Head, parse: FaceParse, inCrop: Uint8Array, soft: Uint8Arra
 /** The neck's half width, and the shoulders' top (see underOf), in face widths. */
 const NECK_HALF = 0.3, SHOULDER_DROP = 0.3, SHOULDER_SLOPE = 0.5;
 
+/** The rounding of the neck-to-shoulder corner (face widths), and the hyperbola's value at the chin. */
+const FLARE_K = 0.15, FLARE_AT_CHIN = Math.sqrt(SHOULDER_DROP * SHOULDER_DROP + FLARE_K * FLARE_K) - SHOULDER_DROP;
+
 /**
- * How far the body reaches past the neck's side at dy face widths below the chin: 0 down the
- * neck, then the shoulders' line (SHOULDER_SLOPE), the corner between them rounded over ~0.15 face
- * widths (a hyperbola), as the trapezius runs from the neck into the shoulder. The straight
- * column and line met in a right angle: a bared neck was a cut-out rectangle on a step.
+ * How far the body reaches past the neck's side at dy face widths below the chin: 0 at the chin
+ * and above, growing slowly down the neck, then along the shoulders' line (SHOULDER_SLOPE; 0.035
+ * face widths inside it far out), the corner between them rounded over ~0.15 face widths (a
+ * hyperbola), as the trapezius runs from the neck into the shoulder. The straight column and line
+ * met in a right angle: a bared neck was a cut-out rectangle on a step.
  */
 export function bodyFlare(dy: number): number {
-  const t = dy - SHOULDER_DROP, k = 0.15;
-  // Less its value at the chin (dy = 0), where the neck keeps its width.
-  return (t + Math.sqrt(t * t + k * k) + SHOULDER_DROP - Math.sqrt(SHOULDER_DROP * SHOULDER_DROP + k * k)) / (2 * SHOULDER_SLOPE);
+  if (dy <= 0) return 0;
+  const t = dy - SHOULDER_DROP;
+  return (t + Math.sqrt(t * t + FLARE_K * FLARE_K) - FLARE_AT_CHIN) / (2 * SHOULDER_SLOPE);
 }
 
 /** What each hair pixel hides (UNDER), meaningful where the hair is. */

@@ -47,8 +47,8 @@ export interface HairLayer {
   stubble: Float32Array;
   /**
    * Per-strand colour variation -1..1 (cooler and paler .. warmer and richer), where alpha > 0; on
-   * shaved stubble (the Mohawk's sides, where no strip lies over them) how much of the scalp the
-   * bristles hide there (-1 bare scalp .. 1 a bristle).
+   * shaved stubble (the Mohawk's sides, where no strip lies over them) the bristle density there
+   * (-1 the sparsest, 15% hair colour over the scalp .. 1 the densest, 45%).
    */
   tone: Float32Array;
   /**
@@ -96,7 +96,8 @@ function pow14(x: number): number {
  *            is the flow lifted onto that surface; wrapped diffuse + Kajiya-Kay highlights (a sharp
  *            primary and a broad secondary, each shifted per strand so the band breaks up), light
  *            from the face's side and from above; occlusion towards the outline and in clump gaps
- *   tone     per-strand colour variation (composite shifts chroma and hue by it)
+ *   tone     per-strand colour variation (composite shifts chroma and hue by it); on the
+ *            Mohawk's bare stubble the bristle density instead
  * Only 8x8 blocks whose centre lies within reach of the outline are visited (most of the head's
  * bounding box is empty for short styles).
  */
@@ -267,7 +268,7 @@ function rasterize(an: HeadAnalysis, look: Look, t: Template, p: Variant, layer:
             drawn(x, y);
             // Bristles and the scalp between them (a clipped fibre is one bristle): a uniform mix of
             // skin and hair colour read as brown felt, a cap.
-            if (room === 1) layer.tone[i] = 2 * smooth(0.3, 0.7, fibre) - 1;
+            if (layer.alpha[i] === 0) layer.tone[i] = 2 * smooth(0.3, 0.7, fibre) - 1;
             layer.shade[i] = (layer.shade[i]! * layer.alpha[i]! + s * add) / (layer.alpha[i]! + add);
             layer.stubble[i] = (layer.stubble[i]! * layer.alpha[i]! + add) / (layer.alpha[i]! + add);
             layer.alpha[i] = layer.alpha[i]! + add;
@@ -592,7 +593,7 @@ export function composite(base: RgbImage, layer: HairLayer, color: HairColor, lo
     // under the top layer are near black whatever the dye (the ramp alone read as painted); only
     // the darkest, so the mass keeps its colour.
     const sd = layer.shade[i]!;
-    // Stubble: the share of hair colour over the scalp, half on average, per bristle.
+    // Stubble: the share of hair colour over the scalp, 15-45% per bristle, about 30% on average.
     const bristle = 0.3 + 0.15 * tone;
     const deep = sd < -0.8 ? 1 + 2 * (sd + 0.8) : 1;
     for (let c = 0; c < 3; c++) {

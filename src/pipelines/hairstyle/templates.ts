@@ -183,8 +183,6 @@ function sideburns(u: number, v: number, c: TemplateContext, length: number, wid
   return Math.max(Math.abs(u) - (a.ovalHalfWidth(v, u) + w), v - bottom, a.ears - 0.35 - v);
 }
 
-/** Hair growing up and back from the face, spreading at the temples (strands from the hairline to the crown). */
-const sweptBack = (u: number) => Math.PI - clamp(u * 1.5, -1.25, 1.25);
 
 /** Keeps hair off the face: inside the oval only above `fringe` (a v line). SDF of the allowed area. */
 export function allowedArea(u: number, v: number, a: Anchors, fringe: number): number {
@@ -236,14 +234,15 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     flow(u, v, c) {
       const { cy, on } = braidArc(u, v, c);
       if (on) return Math.atan2(-(v - cy), u) + Math.PI / 2;
-      return sweptBack(u);
+      // The sleek part combed back over the crown, along its grooves (shade).
+      return fromCrown(u, v, c);
     },
     shade(u, v, c) {
       const { cy, r, on } = braidArc(u, v, c);
       if (!on) {
         // The sleek part combed back to the braid: sections of hair with darker grooves between
         // them, converging towards the back of the head (a smooth sheen read as skin or a beret).
-        const fan = Math.atan2(u, v - (c.a.forehead - 0.9)) * 14 + 0.6 * noise1(v * 6, c.p.seed + 3);
+        const fan = fromCrown(u, v, c) * 14 + 0.6 * noise1(v * 6, c.p.seed + 3);
         const g = Math.abs(fract(fan) - 0.5) * 2;
         return 0.1 - 0.55 * g * g * g;
       }
