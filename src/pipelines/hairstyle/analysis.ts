@@ -33,7 +33,7 @@ const greyAt = (data: Uint8Array, i: number) => 0.299 * data[3 * i]! + 0.587 * d
  * comes from (lightness right minus left), how exposed it is (mean lightness against 62, a
  * well-exposed face; square-rooted and clamped to 0.75..1.15, so a blonde stays blonde in a dim photo), and its noise (median absolute Laplacian of the lightness, in levels).
  */
-export function measureLook(an: Pick<HeadAnalysis, 'image' | 'protect' | 'frame'>): Omit<Look, 'natural' | 'scalp'> {
+export function measureLook(an: Pick<HeadAnalysis, 'image' | 'protect' | 'frame'>): Omit<Look, 'natural'> {
   const { image, protect, frame } = an;
   const W = image.width;
   let l = 0, nl = 0, r = 0, nr = 0;
@@ -121,10 +121,10 @@ export async function analyze(ctx: PipelineContext, images: readonly RgbImage[],
     stringParam(ctx.params, 'hair_source', 'hairstyle') === 'parsing'
       ? await hairFromParsing(await ctx.session('parser'), await ctx.session('segmenter'), { width: P('segmenter_width'), height: P('segmenter_height') }, base, best.face, readParsingParams(ctx.params), t)
       : await hairFromSegmentation(await ctx.session('segmenter'), { width: P('segmenter_width'), height: P('segmenter_height') }, base, lm, t);
-  // Shaved stubble: the person's own hair colour in bristles over the scalp, skin coloured.
+  // Shaved stubble shows the scalp through the person's own hair colour: 60% skin, 40% hair.
   const hairRgb = naturalColour(best.image, found.hair);
   const skinRgb = naturalColour(best.image, protect, 1);
-  const look: Look = { ...measureLook(base), natural: hairRgb, scalp: skinRgb };
+  const look = { ...measureLook(base), natural: [0, 1, 2].map((c) => 0.6 * skinRgb[c]! + 0.4 * hairRgb[c]!) as [number, number, number] };
   notes.push(`face roll ${rollDegrees(frame).toFixed(1)} degrees, yaw ${yaw.toFixed(1)} degrees, face width ${Math.round(frame.scale)} px, ${best.others.length} other face(s) left alone`);
   notes.push(`look: light from the ${look.lightSide >= 0 ? 'right' : 'left'} (${look.lightSide.toFixed(2)}), exposure ${look.exposure.toFixed(2)}, grain ${look.grain.toFixed(1)}`);
   return { analysis: { ...base, ...found, skin: skinRgb }, look, notes, chosen: best };

@@ -45,11 +45,7 @@ export interface HairLayer {
   shadow: Float32Array;
   /** Share of the coverage that is shaved stubble (the Mohawk's sides): the person's own colour. */
   stubble: Float32Array;
-  /**
-   * Per-strand colour variation -1..1 (cooler and paler .. warmer and richer), where alpha > 0; on
-   * shaved stubble (the Mohawk's sides, where no strip lies over them) the bristle density there
-   * (-1 the sparsest, 15% hair colour over the scalp .. 1 the densest, 45%).
-   */
+  /** Per-strand colour variation -1..1 (cooler and paler .. warmer and richer), where alpha > 0. */
   tone: Float32Array;
   /**
    * Specular sheen 0..1: the light reflected off the strands' surface, not dyed by the pigment
@@ -71,10 +67,8 @@ export interface Look {
   exposure: number;
   /** Noise of the photo, in levels (robust estimate on the face). */
   grain: number;
-  /** The person's own hair colour (sRGB median of the old hair): shaved stubble's bristles. */
+  /** What shaved stubble shows: the scalp through the person's own hair (sRGB, from the face and old hair). */
   natural: readonly [number, number, number];
-  /** The scalp between the bristles (sRGB median of the face's skin). */
-  scalp: readonly [number, number, number];
 }
 
 /** x^60 and x^14 by squaring: Math.pow was a quarter of the rasterizer's own time (the same values to a few ulps). */
@@ -96,8 +90,7 @@ function pow14(x: number): number {
  *            is the flow lifted onto that surface; wrapped diffuse + Kajiya-Kay highlights (a sharp
  *            primary and a broad secondary, each shifted per strand so the band breaks up), light
  *            from the face's side and from above; occlusion towards the outline and in clump gaps
- *   tone     per-strand colour variation (composite shifts chroma and hue by it); on the
- *            Mohawk's bare stubble the bristle density instead
+ *   tone     per-strand colour variation (composite shifts chroma and hue by it)
  * Only 8x8 blocks whose centre lies within reach of the outline are visited (most of the head's
  * bounding box is empty for short styles).
  */
@@ -266,9 +259,6 @@ function rasterize(an: HeadAnalysis, look: Look, t: Template, p: Variant, layer:
             const add = cover * room;
             if (add <= 0) continue;
             drawn(x, y);
-            // Bristles and the scalp between them (a clipped fibre is one bristle): a uniform mix of
-            // skin and hair colour read as brown felt, a cap.
-            if (layer.alpha[i] === 0) layer.tone[i] = 2 * smooth(0.3, 0.7, fibre) - 1;
             layer.shade[i] = (layer.shade[i]! * layer.alpha[i]! + s * add) / (layer.alpha[i]! + add);
             layer.stubble[i] = (layer.stubble[i]! * layer.alpha[i]! + add) / (layer.alpha[i]! + add);
             layer.alpha[i] = layer.alpha[i]! + add;
@@ -593,15 +583,12 @@ export function composite(base: RgbImage, layer: HairLayer, color: HairColor, lo
     // under the top layer are near black whatever the dye (the ramp alone read as painted); only
     // the darkest, so the mass keeps its colour.
     const sd = layer.shade[i]!;
-    // Stubble: the share of hair colour over the scalp, 15-45% per bristle, about 30% on average.
-    const bristle = 0.3 + 0.15 * tone;
     const deep = sd < -0.8 ? 1 + 2 * (sd + 0.8) : 1;
     for (let c = 0; c < 3; c++) {
       const under = data[3 * i + c]! * dark;
       const pig = (ramp[3 * k + c]! * (1 - mix) + other[3 * k + c]! * mix) * deep;
       const dyed = pig * (1 - gl) + (0.55 * 225 + 0.45 * Math.min(255, pig * 1.6 + 40)) * gl;
-      const stubble = look.scalp[c]! + (look.natural[c]! - look.scalp[c]!) * bristle;
-      const hair = (dyed * (1 - st) + stubble * (1 + 0.3 * layer.shade[i]!) * st) * look.exposure + g;
+      const hair = (dyed * (1 - st) + look.natural[c]! * (1 + 0.3 * layer.shade[i]!) * st) * look.exposure + g;
       data[3 * i + c] = Math.max(0, Math.min(255, Math.round(under * (1 - a) + hair * a)));
     }
   }

@@ -183,7 +183,6 @@ function sideburns(u: number, v: number, c: TemplateContext, length: number, wid
   return Math.max(Math.abs(u) - (a.ovalHalfWidth(v, u) + w), v - bottom, a.ears - 0.35 - v);
 }
 
-
 /** Keeps hair off the face: inside the oval only above `fringe` (a v line). SDF of the allowed area. */
 export function allowedArea(u: number, v: number, a: Anchors, fringe: number): number {
   if (v >= a.chin) return -1;
@@ -449,7 +448,9 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       const r = (r0 * (1 - f) + r1 * f) * p.volume;
       const body = len(u, (v - cy) * 0.72) - r;
       const cut = v - (a.chin + 0.12);
-      return intersect(intersect(body, cut), allowedArea(u, v, a, a.brows - 0.05));
+      // Hanging beside the neck, not across it: the shell closed under the chin like a helmet's strap.
+      const neck = v > a.chin - 0.05 ? 0.32 - Math.abs(u) : -1;
+      return intersect(intersect(intersect(body, cut), neck), allowedArea(u, v, a, a.brows - 0.05));
     },
     flow() {
       return 0;
@@ -585,7 +586,7 @@ export const SHAVED_SIDES: Template = {
   short: true,
   opacity: 0.94,
   wisps: 0.003,
-  strands: 0.35,
+  strands: 1,
   gloss: 0,
   // Stubble: bristles of about 1% of the face width (without them the scalp was a flat beige cap).
   strandLength: 0.012,
