@@ -507,7 +507,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       const { a, p } = c;
       const cy = a.forehead + 0.2;
       const theta = Math.atan2(v - cy, u);
-      const bump = 0.03 * Math.abs(Math.sin(theta * 13 + p.phase * 5));
+      const bump = 0.035 * noise1(theta * 9 + p.phase * 5, p.seed + 47);
       const crop = union(intersect(ellipse(u, v, 0, cy, 0.74 * p.volume + bump, 0.88 * p.volume + bump), v - (a.ears - 0.04)), sideburns(u, v, c, 0.12, 0.09));
       return intersect(crop, allowedArea(u, v, a, a.brows - 0.1 + 0.02 * Math.sin(u * 40)));
     },
