@@ -115,8 +115,6 @@ const KNOWN: Record<string, string> = {
   // hair between them counts (0.14 at stop 23, 0.156 since stop 24's Braided Crown, which the
   // parser now reads as hair: its labels around the new hair reach further into that strip).
   's6-centre-right|longHair': "Braided Crown, blonde: the hair still counted is the strip between her and the neighbour on her left, which the pipeline's split leaves as the neighbour's",
-  // Pink short hair sits on the face parser's threshold: 0.54, 0.72 and 0.40 of it read as hair
-  // across stop 23's commits, with changes to the fill away from the hair.
   // New hair the face parser does not read as hair (the issue's 'flat cap or plastic wig'): short
   // domes, braids, ropes, facets and a dyed colour; the long straight and wavy styles read as hair.
   's5-back|readsAsHair-long': "Dreadlocks, blue: blue locks read as a hat to the face parser (in brown or black the same locks read as hair, 0.93 and 0.75, since stop 23 drew the crown as ropes)",

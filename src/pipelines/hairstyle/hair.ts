@@ -353,8 +353,9 @@ function underOf(h: Head, parse: FaceParse, inCrop: Uint8Array, soft: Uint8Array
   // Beside the neck, between the chin and the shoulders, hair hides what is behind the neck, the
   // background: the flood from the neck's skin grew a plate of skin there, as wide as the hair.
   // A body model in the photo's own vertical (the neck does not roll with the head), in face
-  // widths from the chin: the neck NECK_HALF wide each side, the shoulders' top rising from
-  // SHOULDER_DROP below the chin at its side by SHOULDER_SLOPE per face width outwards.
+  // widths from the chin: the neck NECK_HALF wide each side, widening into the shoulders' line
+  // (bodyFlare: SHOULDER_DROP below the chin at the neck's side, SHOULDER_SLOPE per face width
+  // outwards, the corner rounded).
   const [chinX, chinY] = fromFrame(frame, 0, anchors.chin);
   for (let y = 0; y < H; y++) {
     for (let x = 0, i = y * W; x < W; x++, i++) {
