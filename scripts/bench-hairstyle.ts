@@ -1,5 +1,5 @@
 // npm run bench -- hairstyle
-// The hairstyle pipeline, CPU provider, in this process: on the astronaut photo (512x512) with
+// The hairstyle pipeline in this process (CPU provider; BENCH_PROVIDER=cuda on a GPU host, see bench-setup.ts): on the astronaut photo (512x512) with
 // num_outputs 4, and on a 1 MP development photo (s6-centre-left x1.25, 1029x1029, from face-api's
 // sample6 via scripts/lib/dev-photos.ts) with one output, and with four (BiSeNet): per-stage
 // medians, latency per picture, per version.
@@ -10,17 +10,17 @@ import { fetchAll } from '../src/tooling/fetch-graphs.ts';
 import { loadRegistry } from '../src/models/registry.ts';
 import { SessionCache } from '../src/models/sessions.ts';
 import { hairstyle } from '../src/pipelines/hairstyle/pipeline.ts';
-import { stats } from './bench-setup.ts';
+import { benchSessionOptions, stats } from './bench-setup.ts';
 import { hairPhoto } from './lib/dev-photos.ts';
 
 const { median } = stats;
 const RUNS = 5;
 const registry = loadRegistry(path.resolve('models'));
 await fetchAll(registry);
-const threads = Math.max(1, os.availableParallelism() - 1);
+const sessionOptions = benchSessionOptions();
 const astronaut = fs.readFileSync('test/fixtures/astronaut.png');
 const dev = (await hairPhoto('s6-centre-left', { scale: 1.25 })).bytes;
-console.log(`bench hairstyle: ${os.cpus()[0]?.model ?? 'cpu'} x${os.availableParallelism()}, cpu provider, ${threads} intra-op thread(s), load average ${os.loadavg()[0]!.toFixed(1)}; median of ${RUNS} runs`);
+console.log(`bench hairstyle: ${os.cpus()[0]?.model ?? 'cpu'} x${os.availableParallelism()}, ${sessionOptions.provider} provider, ${sessionOptions.intraOpThreads} intra-op thread(s), load average ${os.loadavg()[0]!.toFixed(1)}; median of ${RUNS} runs`);
 const cases = [
   { name: 'hairstyle-bisenet', photo: astronaut, what: 'astronaut 512x512', outputs: 4 },
   { name: 'hairstyle-selfie', photo: astronaut, what: 'astronaut 512x512', outputs: 4 },
@@ -32,7 +32,7 @@ const cases = [
 ];
 for (const { name, photo, what, outputs } of cases) {
   const v = registry.byName(name)!;
-  const sessions = new SessionCache(registry, { provider: 'cpu', intraOpThreads: threads, allowSpinning: false, warn: () => {} });
+  const sessions = new SessionCache(registry, sessionOptions);
   const ctx = { params: v.manifest.params, session: (g: string) => sessions.get(v.id, g), maxPixels: 4e7 };
   const input = { image_files: ['http://bench/a.png'], hair_color: 'blonde', hairstyle: 'Long Wave', num_outputs: outputs };
   await hairstyle.run(ctx, input, { image_files: [photo] }); // warm-up: sessions load

@@ -10,6 +10,28 @@ import { startEmbeddedRedis } from '../src/main/embedded-redis.ts';
 import { createServices, type Services } from '../src/main/services.ts';
 import { fetchAll } from '../src/tooling/fetch-graphs.ts';
 import { deleteKeysWithPrefix } from '../src/store/redis.ts';
+import type { ExecutionProvider } from '../src/models/onnx.ts';
+
+/**
+ * The provider and intra-op threads of the in-process pipeline benches (hairstyle, tryon):
+ * `BENCH_PROVIDER` (cpu, the default; cuda or webgpu on a GPU host) and `BENCH_THREADS` (default:
+ * the cores less one, as a worker with one task thread gets). A provider that cannot start is an
+ * error, not a silent cpu run: a figure labelled cuda must be a cuda figure.
+ */
+export function benchSessionOptions(): { provider: ExecutionProvider; intraOpThreads: number; allowSpinning: false; warn: (m: string) => never } {
+  const provider = (process.env.BENCH_PROVIDER ?? 'cpu') as ExecutionProvider;
+  if (!['cpu', 'cuda', 'webgpu'].includes(provider)) throw new Error(`BENCH_PROVIDER must be cpu, cuda or webgpu, not ${provider}`);
+  const intraOpThreads = Number(process.env.BENCH_THREADS ?? Math.max(1, os.availableParallelism() - 1));
+  if (!Number.isInteger(intraOpThreads) || intraOpThreads < 1) throw new Error(`BENCH_THREADS must be a positive integer, not ${process.env.BENCH_THREADS}`);
+  return {
+    provider,
+    intraOpThreads,
+    allowSpinning: false,
+    warn: (m: string) => {
+      throw new Error(`bench: ${m}`);
+    },
+  };
+}
 
 export const stats = {
   median(xs: number[]): number {

@@ -1,7 +1,7 @@
 // npm run bench -- tryon
 // The try-on pipeline on the standing person (360x962, 0.35 MP) and on a 1 MP development photo
 // (s6-red-dress: 732x1366 from face-api's sample6, fetched by test/helpers/dev-photos.ts) with the
-// project's garments, CPU provider: per-stage medians and the latency per picture, per clothes type.
+// project's garments, CPU provider (BENCH_PROVIDER=cuda on a GPU host, see bench-setup.ts): per-stage medians and the latency per picture, per clothes type.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,21 +13,21 @@ import { tryon } from '../src/pipelines/tryon/pipeline.ts';
 import { dress, trousers, tshirt } from '../test/helpers/garments.ts';
 import { tryonPhoto } from '../test/helpers/tryon-dev-set.ts';
 import sharp from 'sharp';
-import { stats } from './bench-setup.ts';
+import { benchSessionOptions, stats } from './bench-setup.ts';
 
 const { median } = stats;
 const RUNS = 5;
 const registry = loadRegistry(path.resolve('models'));
 await fetchAll(registry);
 const v = registry.byName('tryon-classic')!;
-const threads = Math.max(1, os.availableParallelism() - 1);
-const sessions = new SessionCache(registry, { provider: 'cpu', intraOpThreads: threads, allowSpinning: false, warn: () => {} });
+const sessionOptions = benchSessionOptions();
+const sessions = new SessionCache(registry, sessionOptions);
 const ctx = { params: v.manifest.params, session: (g: string) => sessions.get(v.id, g), maxPixels: 4e7 };
 const PEOPLE: Array<[string, Buffer]> = [
   ['person 360x962', fs.readFileSync('test/fixtures/person-standing.jpg')],
   ['1 MP photo 732x1366', await sharp(await tryonPhoto('s6-red-dress')).resize(732).jpeg({ quality: 92 }).toBuffer()],
 ];
-console.log(`bench tryon: ${os.cpus()[0]?.model ?? 'cpu'} x${os.availableParallelism()}, cpu provider, ${threads} intra-op thread(s); median of ${RUNS} runs (one picture each)`);
+console.log(`bench tryon: ${os.cpus()[0]?.model ?? 'cpu'} x${os.availableParallelism()}, ${sessionOptions.provider} provider, ${sessionOptions.intraOpThreads} intra-op thread(s); median of ${RUNS} runs (one picture each)`);
 for (const [what, person] of PEOPLE) {
   for (const [type, garment] of [['upper_body', await tshirt()], ['lower_body', await trousers()], ['dresses', await dress()]] as Array<[ClothesType, Buffer]>) {
     const input = { clothes_image: 'http://bench/g', custom_model: 'http://bench/p', clothes_type: type };

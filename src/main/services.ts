@@ -127,7 +127,7 @@ export function createServices(config: Config, redisUrl: string, log: Logger): S
       tasks,
       queue,
       log,
-      onEnded: () => void dispatcher.flush().catch((e: Error) => log.warn({ err: e.message }, 'webhook outbox flush failed')),
+      onEnded: () => dispatcher.flushSoon(),
     },
     config.lostTaskCheckMs,
   );

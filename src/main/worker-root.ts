@@ -51,7 +51,7 @@ export function createWorker(config: Config, s: Services, redisUrl: string, log:
       log,
       workers: s.workers,
       metrics: s.metrics,
-      onEnded: () => void s.dispatcher.flush().catch((e: Error) => log.warn({ err: e.message }, 'webhook outbox flush failed')),
+      onEnded: () => s.dispatcher.flushSoon(),
     },
     {
       redisUrl,

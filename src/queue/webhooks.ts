@@ -13,7 +13,7 @@ import type { Metrics } from '../domain/metrics.ts';
 import { toTaskView } from '../domain/task.ts';
 import { nextRetryDelay, signWebhook, webhookEventId, type RetryPolicy } from '../domain/webhooks.ts';
 import type { Accounts } from '../store/accounts.ts';
-import { connectRedis, type RedisClient } from '../store/redis.ts';
+import { connectRedis, isRedisUnavailable, type RedisClient } from '../store/redis.ts';
 import { Schedule } from '../store/schedules.ts';
 import type { TaskStore } from '../store/task-store.ts';
 import type { OutboundHttp } from './outbound-http.ts';
@@ -59,6 +59,17 @@ export class WebhookDispatcher {
   /** Queues every event due in the outbox. Concurrent calls share one pass. */
   flush(): Promise<number> {
     return this.loop.run();
+  }
+
+  /**
+   * A flush when a task ends, without waiting for it. Failing because Redis is down is not logged
+   * (the event stays in the outbox for the timer's next pass, and the connection logs the outage
+   * once); any other failure is.
+   */
+  flushSoon(): void {
+    this.flush().catch((e: unknown) => {
+      if (!isRedisUnavailable(e)) this.deps.log.warn({ err: (e as Error).message }, 'webhook outbox flush failed');
+    });
   }
 
   private pass(now: number): Promise<number> {

@@ -1,9 +1,11 @@
 // The per-run deadline of the inference pool, with real threads and real pipelines on the CPU
-// provider: a hairstyle run (its graphs load on first use, then four pictures: seconds) against a
+// provider: a hairstyle run (its graphs load on first use, then four pictures of the astronaut
+// scaled to 2048x2048: several seconds; at 512x512 a fast machine finished it in 0.66 s) against a
 // 1 s deadline fails with INFERENCE_TIMEOUT, its thread is terminated and replaced, and the same
 // pool then serves a face-detection run (warm, well under a second).
 import fs from 'node:fs';
 import path from 'node:path';
+import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isAppError } from '../../src/errors/codes.ts';
 import { loadRegistry } from '../../src/models/registry.ts';
@@ -13,6 +15,7 @@ const registry = loadRegistry(path.resolve('models'));
 const face = registry.byName('face-detection-blazeface')!;
 const hair = registry.byName('hairstyle-bisenet')!;
 const photo = fs.readFileSync('test/fixtures/astronaut.png');
+const bigPhoto = await sharp(photo).resize(2048, 2048).png({ compressionLevel: 1 }).toBuffer();
 const TIMEOUT_MS = 1_000;
 const warnings: string[] = [];
 const pool = new PipelinePool(
@@ -34,7 +37,7 @@ describe('inference deadline', () => {
     const slow = pool.run(
       hair.id,
       { image_files: ['http://fixtures/astronaut.png'], hair_color: 'blonde', hairstyle: 'Long Wave', num_outputs: 4 },
-      { image_files: [Uint8Array.from(photo)] },
+      { image_files: [Uint8Array.from(bigPhoto)] },
     );
     const err = await slow.then(
       () => null,
