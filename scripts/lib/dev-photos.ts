@@ -1,7 +1,7 @@
 // Development photos of real people for the picture pipelines (issues 11 and 12), never committed:
 // `demo/sample5.jpg` (five women on stairs) and `demo/sample6.jpg` (four women standing) from
 // `@vladmandic/face-api@1.7.15` (MIT), fetched by `npm pack` (tarball and files sha256-pinned) into
-// models/cache/, then cropped here. Samples 1-4 of that tarball are reserved for acceptance checks
+// models/cache/, then cropped here; and one small photo committed as a fixture (messi5.jpg, below). Samples 1-4 of that tarball are reserved for acceptance checks
 // outside the repository: they are not pinned here and must never be.
 //
 // Hairstyle crops: one square per person, centred on that person's face (the face about 30% of the
@@ -33,13 +33,22 @@ export async function facePhoto(name: SampleName): Promise<Buffer> {
   return fs.readFileSync(files[s.path]!);
 }
 
-/** A crop of a sample: left, top, width, height in the original's pixels. */
+/**
+ * messi5.jpg from Debian's opencv-doc (samples/data; Apache-2.0 AND BSD-3-Clause per the package's
+ * copyright file), copied into test/fixtures/ (72 kB): a footballer in a kick, head tilted down
+ * and turned, dark hair against a dark blurred crowd, his shoulder raised to his face's height.
+ * The only man and the only sports photo of the set.
+ */
+const MESSI = 'test/fixtures/messi5.jpg';
+
+/** A crop of a sample: left, top, width, height in the original's pixels; `scale` enlarges a small photo. */
 interface Crop {
-  sample: SampleName;
+  sample: SampleName | 'messi5';
   x: number;
   y: number;
   w: number;
   h: number;
+  scale?: number;
 }
 
 // Face boxes (BlazeFace, looked up once by hand) -> squares 3.4 face widths wide, the face centred
@@ -55,6 +64,8 @@ const HAIR_CROPS: Record<string, Crop> = {
   's6-centre-right': { sample: 'sample6', x: 875, y: 157, w: 782, h: 782 },
   's6-centre-left': { sample: 'sample6', x: 364, y: 168, w: 823, h: 823 },
   's6-left': { sample: 'sample6', x: 0, y: 352, w: 696, h: 748 },
+  // 548x342 in all, his face 36 px wide: the head and shoulders, enlarged 3 times.
+  messi: { sample: 'messi5', x: 150, y: 30, w: 240, h: 240, scale: 3 },
 };
 
 export type Variant = { mirror?: boolean; rotate?: number; scale?: number };
@@ -66,7 +77,7 @@ export interface DevPhoto {
 }
 
 async function cropOf(c: Crop, v: Variant): Promise<Buffer> {
-  const src = await facePhoto(c.sample);
+  const src = c.sample === 'messi5' ? fs.readFileSync(path.resolve(MESSI)) : await facePhoto(c.sample);
   const meta = await sharp(src).metadata();
   const W = meta.width!, H = meta.height!;
   let img: Sharp;
@@ -85,12 +96,17 @@ async function cropOf(c: Crop, v: Variant): Promise<Buffer> {
     img = sharp(src).extract({ left: c.x, top: c.y, width: c.w, height: c.h });
   }
   if (v.mirror) img = sharp(await img.toBuffer()).flop();
-  if (v.scale) img = sharp(await img.toBuffer()).resize(Math.round(c.w * v.scale));
+  const scale = (c.scale ?? 1) * (v.scale ?? 1);
+  if (scale !== 1) img = sharp(await img.toBuffer()).resize(Math.round(c.w * scale));
   return img.jpeg({ quality: 92 }).toBuffer();
 }
 
-/** Names of the hairstyle development crops (one target person each). */
-export const HAIR_PHOTOS = Object.keys(HAIR_CROPS);
+/**
+ * Names of the hairstyle development crops (one target person each): face-api's first, then the
+ * photos from elsewhere (the tests rotate styles and colours by position, so a new photo goes last).
+ */
+export const HAIR_PHOTOS = Object.keys(HAIR_CROPS).filter((n) => n !== 'messi');
+export const HAIR_OTHER_PHOTOS = ['messi'];
 
 /** The rotated, mirrored and rescaled variants the hairstyle tests also run. */
 export const HAIR_VARIANTS: Array<{ base: string; variant: Variant }> = [

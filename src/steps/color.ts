@@ -107,3 +107,16 @@ export function shadeRamp(color: HairColor, dh = 0, kc = 1, dL = 0): Uint8Array 
   }
   return ramp;
 }
+
+/**
+ * Whether an sRGB colour lies in the broad YCbCr box where skin of every tone falls (Chai and Ngan's
+ * chroma bounds, Cb 77-127 and Cr 133-173, widened a little for warm and dim photos; very dark
+ * pixels, where chroma says nothing, are not skin). A coarse test for telling a face from clothes
+ * or background, not a segmentation.
+ */
+export function skinLike(r: number, g: number, b: number): boolean {
+  const y = 0.299 * r + 0.587 * g + 0.114 * b;
+  const cb = 128 - 0.168736 * r - 0.331264 * g + 0.5 * b;
+  const cr = 128 + 0.5 * r - 0.418688 * g - 0.081312 * b;
+  return y > 30 && cb >= 77 && cb <= 135 && cr >= 133 && cr <= 180;
+}

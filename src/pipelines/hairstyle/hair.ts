@@ -13,7 +13,7 @@ import { copyBytes, type RgbImage } from '../../imaging/image.ts';
 import { chamfer, componentsTouching, dilate, maskBox } from '../../imaging/morphology.ts';
 import type { ModelSession } from '../../models/onnx.ts';
 import type { StageTimer } from '../../domain/stage-timer.ts';
-import { labAt } from '../../steps/color.ts';
+import { labAt, skinLike } from '../../steps/color.ts';
 import type { Face } from '../../steps/face-detection.ts';
 import type { Landmark } from '../../steps/face-mesh.ts';
 import { CELEBAMASK_CLASSES, CLASS, parseFace, softClassMask, type FaceParse, type FaceParsingParams } from '../../steps/face-parsing.ts';
@@ -153,11 +153,14 @@ export function kthSmallest(a: Float64Array, k: number): number {
   return a[k]!;
 }
 
+/** The share of skin-like pixels a piece beside the head needs to be taken for a neighbour's face. */
+const NEIGHBOUR_SKIN = 0.4;
+
 /**
  * People the face detector missed (a face cut in half by the photo's edge): the parser labels
  * the faces of people other than its own as background, while the person mask covers them. Such
  * person pixels beside the target's head, at its height (the target's own shoulders are lower),
- * in pieces of a face's size, stand for a neighbour; every pixel nearer such a piece than the
+ * in pieces of a face's size and mostly of skin's colour, stand for a neighbour; every pixel nearer such a piece than the
  * target's head is that neighbour's (their hair, joined to the target's, included). Returns the
  * head's `others` with them added.
  */
@@ -193,6 +196,13 @@ function undetectedOthers(h: Head, labels: Uint8Array, crop: Box, person: Uint8A
       }
     }
     if (comp.length < minArea) continue;
+    // A face is mostly skin: the target's own shoulder or collar, raised to the head's height
+    // beside a tilted head, is clothing (a football shirt: 9% skin-like, against 69-100% on the
+    // cut-off faces of the development photos) and must not become a neighbour, who would then
+    // own the target's arm and the hair on that side.
+    let skin = 0;
+    for (const i of comp) if (skinLike(image.data[3 * i]!, image.data[3 * i + 1]!, image.data[3 * i + 2]!)) skin++;
+    if (skin < NEIGHBOUR_SKIN * comp.length) continue;
     any = true;
     for (const i of comp) kept[i] = 1;
   }
