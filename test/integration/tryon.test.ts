@@ -48,6 +48,7 @@ const CASES: Array<[string, ClothesType, () => Promise<Buffer>]> = [
   ['s6-green-dress', 'dresses', dress],
   ['person-standing', 'lower_body', skirt],
   ['s6-stripes', 'lower_body', trousers],
+  ['messi', 'upper_body', tshirt],
 ];
 
 interface Photo {
