@@ -17,7 +17,7 @@ import { labAt, skinLike } from '../../steps/color.ts';
 import type { Face } from '../../steps/face-detection.ts';
 import type { Landmark } from '../../steps/face-mesh.ts';
 import { CELEBAMASK_CLASSES, CLASS, parseFace, softClassMask, type FaceParse, type FaceParsingParams } from '../../steps/face-parsing.ts';
-import { segmentPerson } from '../../steps/person-segmentation.ts';
+import { segmentPerson, segmentPersonSoon } from '../../steps/person-segmentation.ts';
 import { frameU, frameV, fromFrame, type Anchors, type Frame } from './frame.ts';
 
 /** Fill groups: what a removed hair pixel most likely hides. 0 = nothing to fill. */
@@ -243,9 +243,12 @@ function undetectedOthers(h: Head, labels: Uint8Array, crop: Box, person: Uint8A
  */
 export async function hairFromParsing(parser: ModelSession, seg: ModelSession, segSize: { width: number; height: number }, h: Head, face: Face, p: FaceParsingParams, t: StageTimer): Promise<HairFinding> {
   const { image } = h;
+  // The person mask's model first: its placement at full resolution (sharp, on a libuv thread)
+  // then runs on the other core while BiSeNet runs here (~14 ms of a 1 MP job's wall time).
+  const seg1 = await segmentPersonSoon(seg, image, segSize.width, segSize.height, t, { stages: ['segmentation', 'segmentation', 'segmentation'] });
   const parse = await parseFace(parser, image, face, p, t);
-  const person = await segmentPerson(seg, image, segSize.width, segSize.height, t, { stages: ['segmentation', 'segmentation', 'segmentation'] });
-  const soft = await softClassMask(parse, image, [CLASS.hair, CLASS.hat], 1);
+  // The hair's placement (sharp too) alongside the wait for the person mask's.
+  const [person, soft] = await Promise.all([t.time('segmentation', () => seg1.mask), softClassMask(parse, image, [CLASS.hair, CLASS.hat], 1)]);
   // The analysis runs in module-level functions, not in a closure made per call: V8 keeps their
   // optimized code from one task to the next (a fresh closure's loops ran interpreted, every task,
   // until on-stack replacement compiled them again: a large share of this stage at 1 MP).
