@@ -59,7 +59,7 @@ async function gridSheet(files: string[], styles: Hairstyle[], colors: HairColor
     for (const [c, { analysis, look }] of analyses.entries()) {
       const layer = renderHair(analysis, look, style, variantFor(7, 0));
       const filled = fillRemoved(analysis, removalMask(analysis, layer), 7);
-      tiles.push({ input: await rgbTile(composite(filled, layer, color, look, 7), cell), left: c * cell, top: top + head });
+      tiles.push({ input: await rgbTile(composite(filled, layer, color, look, 7, { keep: analysis.protect }), cell), left: c * cell, top: top + head });
     }
   }
   await sharp({ create: { width: cell * files.length, height: (styles.length + 1) * (cell + head), channels: 3, background: '#111' } })
@@ -102,7 +102,7 @@ export async function demoHairstyle(file: string | undefined, rest: string[]): P
     for (const [c, color] of colors.entries()) {
       const layer = renderHair(analysis, look, style, variantFor(7, 0));
       const filled = fillRemoved(analysis, removalMask(analysis, layer), 7);
-      tiles.push({ input: await rgbTile(composite(filled, layer, color, look, 7), cell), left: c * cell, top: r * (cell + head) + head });
+      tiles.push({ input: await rgbTile(composite(filled, layer, color, look, 7, { keep: analysis.protect }), cell), left: c * cell, top: r * (cell + head) + head });
     }
     tiles.push({ input: label(`${style}: ${colors.join(', ')}`, cell * colors.length), left: 0, top: r * (cell + head) });
   }
@@ -143,7 +143,7 @@ export async function demoHairstyle(file: string | undefined, rest: string[]): P
   const GROUP_RGB: Record<number, number[]> = { [UNDER.background]: [40, 90, 255], [UNDER.skin]: [255, 150, 40], [UNDER.clothing]: [40, 200, 80] };
   const groups = tinted((i) => (hole[i] ? GROUP_RGB[analysis.under[i] || 1]! : null), analysis.image);
   const alpha = tinted((i) => (layer.alpha[i]! > 0.02 ? [255 * layer.alpha[i]!, 255 * layer.alpha[i]!, 255 * layer.alpha[i]!] : layer.shadow[i]! > 0.02 ? [80 + 175 * layer.shadow[i]!, 0, 0] : [0, 0, 0]), analysis.image);
-  const result = composite(filled, layer, colors[0]!, look, 7);
+  const result = composite(filled, layer, colors[0]!, look, 7, { keep: analysis.protect });
   const panels: Array<[string, RgbImage]> = [
     ['target (green), others (red), frame', faces],
     ['old hair (magenta), protected face', oldHair],

@@ -40,7 +40,7 @@ export const hairstyle = definePipeline(hairstyleSpec, async (ctx, input, files)
     const hole = await t.time('removal', () => removalMask(analysis, layer));
     const filled = await t.time('removal', () => fillRemoved(analysis, hole, seed));
     // The fill is this picture's own copy (unless nothing was filled): the hair is drawn into it.
-    const result = await t.time('composite', () => composite(filled, layer, input.hair_color, look, seed + k, { inPlace: filled !== analysis.image }));
+    const result = await t.time('composite', () => composite(filled, layer, input.hair_color, look, seed + k, { inPlace: filled !== analysis.image, keep: analysis.protect }));
     // The picture and its mask encoded side by side (sharp runs each on a libuv thread).
     outFiles.push(...(await t.time('encode', () => Promise.all([pictureFile(`result-${k + 1}`, result, input.output_format, quality), maskFile(`hair-mask-${k + 1}.png`, alphaMask(layer), width, height)]))));
     releaseLayer(layer);

@@ -6,6 +6,7 @@
 //   fillRemoved    exemplar fill (steps/patch-fill) of the removed hair, per what it hides
 //   composite      the filled photo, contact shadow, then the hair recoloured in CIE Lab, grained
 import type { HairColor } from '../../domain/job.ts';
+import { gaussianBlurInPlace } from '../../imaging/blur.ts';
 import { copyBytes, type RgbImage } from '../../imaging/image.ts';
 import { dilate, maskBox } from '../../imaging/morphology.ts';
 import { giveBack, takeInts, takePlane } from '../../imaging/scratch.ts';
@@ -57,6 +58,8 @@ export interface HairLayer {
    * by the contact shadow's reach. Compositing walks it, not the photo.
    */
   box: { x0: number; y0: number; x1: number; y1: number };
+  /** The blur the compositing gives the drawn hair (Look.blur, px): its edge covers less than drawn. */
+  blur: number;
 }
 
 /** How the photo looks, measured on the face: the hair is lit, exposed and grained to match. */
@@ -67,6 +70,11 @@ export interface Look {
   exposure: number;
   /** Noise of the photo, in levels (robust estimate on the face). */
   grain: number;
+  /**
+   * How much softer than drawn the hair must be to match the photo (px, a Gaussian's sigma; 0 on a
+   * sharp photo): the face's own blur (imaging/blur.ts blurSigma) less the drawing's own softness.
+   */
+  blur: number;
   /** What shaved stubble shows: the scalp through the person's own hair (sRGB, from the face and old hair). */
   natural: readonly [number, number, number];
 }
@@ -331,7 +339,7 @@ export function renderHair(an: HeadAnalysis, look: Look, style: Hairstyle, p: Va
   const n = an.image.width * an.image.height;
   // Planes from the thread's pool (imaging/scratch.ts): the pipeline gives them back (releaseLayer)
   // once a picture is encoded.
-  const layer: HairLayer = { alpha: takePlane(n), shade: takePlane(n), shadow: new Float32Array(0), stubble: takePlane(n), tone: takePlane(n), sheen: takePlane(n), box: { x0: an.image.width, y0: an.image.height, x1: 0, y1: 0 } };
+  const layer: HairLayer = { alpha: takePlane(n), shade: takePlane(n), shadow: new Float32Array(0), stubble: takePlane(n), tone: takePlane(n), sheen: takePlane(n), box: { x0: an.image.width, y0: an.image.height, x1: 0, y1: 0 }, blur: look.blur };
   rasterize(an, look, TEMPLATES[style], p, layer, false);
   if (style === 'Mohawk') rasterize(an, look, SHAVED_SIDES, p, layer, true);
   layer.shadow = castShadow(an, layer);
@@ -545,7 +553,7 @@ function skinAround(an: HeadAnalysis, part: Uint8Array, hole: Uint8Array, out: U
  * cooler ramp (layer.tone), scaled to the photo's exposure, with grain of the photo's own
  * strength so the hair is not cleaner than the picture around it.
  */
-export function composite(base: RgbImage, layer: HairLayer, color: HairColor, look: Look, seed: number, opts: { inPlace?: boolean } = {}): RgbImage {
+export function composite(base: RgbImage, layer: HairLayer, color: HairColor, look: Look, seed: number, opts: { inPlace?: boolean; keep?: Uint8Array } = {}): RgbImage {
   const ramp = shadeRamp(color);
   // The ends of the per-strand colour variation (grey and black vary by lightness alone).
   const warm = shadeRamp(color, 8, 1.2, -3);
@@ -565,18 +573,14 @@ export function composite(base: RgbImage, layer: HairLayer, color: HairColor, lo
     h ^= h << 5;
     return a + (h >>> 0) / 4294967296 - 1;
   };
-  const W = base.width, { x0, y0, x1, y1 } = layer.box;
-  for (let y = y0; y < y1; y++) for (let i = y * W + x0, e = y * W + x1; i < e; i++) {
-    const a = layer.alpha[i]!;
-    const sh = layer.shadow[i] ?? 0;
-    if (a <= 0 && sh <= 0.004) continue;
-    const dark = 1 - 0.45 * sh;
-    const k = Math.round((layer.shade[i]! + 1) * 127.5);
-    const g = a > 0 ? look.grain * 1.7 * noise() : 0;
+  /** The drawn hair's colour at pixel i into `rgb` (before the photo's grain). */
+  const rgb = new Float64Array(3);
+  const hairAt = (i: number) => {
     const st = layer.stubble[i]!;
     const tone = layer.tone[i]!;
     const other = tone >= 0 ? warm : cool;
     const mix = Math.min(1, Math.abs(tone) * 0.7);
+    const k = Math.round((layer.shade[i]! + 1) * 127.5);
     // The sheen: towards a pale, slightly tinted highlight (more of it shows on dark hair).
     const gl = Math.min(0.42, 0.42 * layer.sheen[i]!) * (1 - st);
     // The darkest strands darker than the ramp's own swing: real hair's gaps between strands and
@@ -585,14 +589,89 @@ export function composite(base: RgbImage, layer: HairLayer, color: HairColor, lo
     const sd = layer.shade[i]!;
     const deep = sd < -0.8 ? 1 + 2 * (sd + 0.8) : 1;
     for (let c = 0; c < 3; c++) {
-      const under = data[3 * i + c]! * dark;
       const pig = (ramp[3 * k + c]! * (1 - mix) + other[3 * k + c]! * mix) * deep;
       const dyed = pig * (1 - gl) + (0.55 * 225 + 0.45 * Math.min(255, pig * 1.6 + 40)) * gl;
-      const hair = (dyed * (1 - st) + look.natural[c]! * (1 + 0.3 * layer.shade[i]!) * st) * look.exposure + g;
-      data[3 * i + c] = Math.max(0, Math.min(255, Math.round(under * (1 - a) + hair * a)));
+      rgb[c] = (dyed * (1 - st) + look.natural[c]! * (1 + 0.3 * layer.shade[i]!) * st) * look.exposure;
+    }
+    return rgb;
+  };
+  const W = base.width, H = base.height;
+  if (look.blur >= MIN_BLUR) return blurredComposite(data, W, H, layer, look, hairAt, noise, opts.keep);
+  const { x0, y0, x1, y1 } = layer.box;
+  for (let y = y0; y < y1; y++) for (let i = y * W + x0, e = y * W + x1; i < e; i++) {
+    const a = layer.alpha[i]!;
+    const sh = layer.shadow[i] ?? 0;
+    if (a <= 0 && sh <= 0.004) continue;
+    const dark = 1 - 0.45 * sh;
+    const g = a > 0 ? look.grain * 1.7 * noise() : 0;
+    const hair = hairAt(i);
+    for (let c = 0; c < 3; c++) {
+      const under = data[3 * i + c]! * dark;
+      data[3 * i + c] = Math.max(0, Math.min(255, Math.round(under * (1 - a) + (hair[c]! + g) * a)));
     }
   }
-  return { data, width: base.width, height: base.height };
+  return { data, width: W, height: H };
+}
+
+/**
+ * Below this (px) the photo counts as sharp and the hair is drawn as rendered: under a pixel of
+ * blur the difference does not show.
+ */
+const MIN_BLUR = 1;
+
+/**
+ * composite for a soft photo: the drawn hair's coverage blurred by look.blur, so its outline is as
+ * soft as the photo's own edges (a crisp outline on an out-of-focus head read as pasted on); its
+ * strands and shading as drawn. Blurring the strands as much made the face parser read the hair as
+ * a hat or skin (a pink Bowl Cut 0.55 -> 0 reads as hair, a Long Wave 0.62 -> 0.20), and by half
+ * as much it read more of the old hair below the nose as hair left (s5-back 0.04 -> 0.16). The
+ * colour is carried past the drawn edge first (pull-push), so the outline's blur has the hair's
+ * colour to show, not a dark rim. The contact shadow, and the face kept (`keep`, where nothing is
+ * drawn), are blurred alike, so neither leaves a sharp edge under the soft hair (the shadow's cut
+ * along the brows showed as a dotted line).
+ */
+function blurredComposite(data: Uint8Array, W: number, H: number, layer: HairLayer, look: Look, hairAt: (i: number) => Float64Array, noise: () => number, keep: Uint8Array | undefined): RgbImage {
+  const m = Math.ceil(3 * look.blur);
+  const bx0 = Math.max(0, layer.box.x0 - m), by0 = Math.max(0, layer.box.y0 - m);
+  const bx1 = Math.min(W, layer.box.x1 + m), by1 = Math.min(H, layer.box.y1 + m);
+  const bw = bx1 - bx0, bh = by1 - by0;
+  if (bw <= 0 || bh <= 0) return { data, width: W, height: H };
+  const n = bw * bh;
+  // Planes from the thread's pool (fresh memory costs more here than the blur): given back below.
+  const A = takePlane(n), S = takePlane(n), rgb = takePlane(3 * n), wt = takePlane(n);
+  const K = keep ? takePlane(n) : undefined;
+  for (let y = 0; y < bh; y++) {
+    for (let x = 0, j = y * bw, i = (by0 + y) * W + bx0; x < bw; x++, j++, i++) {
+      const a = layer.alpha[i]!;
+      A[j] = a;
+      S[j] = layer.shadow[i] ?? 0;
+      if (K) K[j] = keep![i]!;
+      if (a <= 0) continue;
+      const hair = hairAt(i);
+      rgb[3 * j] = hair[0]!;
+      rgb[3 * j + 1] = hair[1]!;
+      rgb[3 * j + 2] = hair[2]!;
+      wt[j] = 1;
+    }
+  }
+  pullPush(bw, bh, rgb, wt);
+  gaussianBlurInPlace(K ? [A, S, K] : [A, S], bw, bh, look.blur);
+  for (let y = 0; y < bh; y++) {
+    for (let x = 0, j = y * bw, i = (by0 + y) * W + bx0; x < bw; x++, j++, i++) {
+      const fade = K ? 1 - Math.min(1, K[j]!) : 1;
+      const a = Math.min(1, A[j]!) * fade;
+      const sh = S[j]! * fade;
+      if (a <= 1e-3 && sh <= 0.004) continue;
+      const dark = 1 - 0.45 * sh;
+      const g = a > 1e-3 ? look.grain * 1.7 * noise() : 0;
+      for (let c = 0; c < 3; c++) {
+        const under = data[3 * i + c]! * dark;
+        data[3 * i + c] = Math.max(0, Math.min(255, Math.round(under * (1 - a) + (rgb[3 * j + c]! + g) * a)));
+      }
+    }
+  }
+  giveBack(A, S, rgb, wt, ...(K ? [K] : []));
+  return { data, width: W, height: H };
 }
 
 /** The layer's coverage as an 8-bit mask. */

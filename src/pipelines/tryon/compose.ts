@@ -8,41 +8,7 @@ import { patchFill } from '../../steps/patch-fill.ts';
 import { andNot, area, union } from './masks.ts';
 import { cuffFade, type Cuff, type PartName } from './parts.ts';
 import { open, type Region } from '../../imaging/morphology.ts';
-
-/**
- * Box blur of a float map (radius r), for shading and feathering: rows, then columns walked in
- * row order with one running sum per column (the same additions, in the same order per column, as
- * a walk down each column, without its stride through memory).
- */
-export function blur(src: Float32Array, W: number, H: number, r: number): Float32Array {
-  const tmp = new Float32Array(src.length);
-  const out = new Float32Array(src.length);
-  // (The walks stop at the last pixel written: what came after it changed nothing.)
-  for (let y = 0; y < H; y++) {
-    let acc = 0, n = 0;
-    for (let x = -r; x < W; x++) {
-      if (x + r < W) (acc += src[y * W + x + r]!), n++;
-      if (x - r - 1 >= 0) (acc -= src[y * W + x - r - 1]!), n--;
-      if (x >= 0) tmp[y * W + x] = acc / n;
-    }
-  }
-  const acc = new Float64Array(W);
-  let n = 0;
-  for (let y = -r; y < H; y++) {
-    if (y + r < H) {
-      const add = (y + r) * W;
-      for (let x = 0; x < W; x++) acc[x]! += tmp[add + x]!;
-      n++;
-    }
-    if (y - r - 1 >= 0) {
-      const drop = (y - r - 1) * W;
-      for (let x = 0; x < W; x++) acc[x]! -= tmp[drop + x]!;
-      n--;
-    }
-    if (y >= 0 && y < H) for (let x = 0, row = y * W; x < W; x++) out[row + x] = acc[x]! / n;
-  }
-  return out;
-}
+import { boxBlur as blur } from '../../imaging/blur.ts';
 
 /** A box of the photo: x0..x1, y0..y1 inclusive. */
 interface Box {

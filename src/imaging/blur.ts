@@ -1,0 +1,125 @@
+// Blurs of float maps (box, and Gaussian as three boxes) and an estimate of how blurred a photo is.
+// Plain typed-array loops: they run inside the inference threads.
+import { giveBack, takePlane } from './scratch.ts';
+
+/**
+ * Box blur of a float map (radius r), for shading and feathering: rows, then columns walked in
+ * row order with one running sum per column (the same additions, in the same order per column, as
+ * a walk down each column, without its stride through memory).
+ */
+export function boxBlur(src: Float32Array, W: number, H: number, r: number): Float32Array {
+  const tmp = new Float32Array(src.length);
+  const out = new Float32Array(src.length);
+  // (The walks stop at the last pixel written: what came after it changed nothing.)
+  for (let y = 0; y < H; y++) {
+    let acc = 0, n = 0;
+    for (let x = -r; x < W; x++) {
+      if (x + r < W) (acc += src[y * W + x + r]!), n++;
+      if (x - r - 1 >= 0) (acc -= src[y * W + x - r - 1]!), n--;
+      if (x >= 0) tmp[y * W + x] = acc / n;
+    }
+  }
+  const acc = new Float64Array(W);
+  let n = 0;
+  for (let y = -r; y < H; y++) {
+    if (y + r < H) {
+      const add = (y + r) * W;
+      for (let x = 0; x < W; x++) acc[x]! += tmp[add + x]!;
+      n++;
+    }
+    if (y - r - 1 >= 0) {
+      const drop = (y - r - 1) * W;
+      for (let x = 0; x < W; x++) acc[x]! -= tmp[drop + x]!;
+      n--;
+    }
+    if (y >= 0 && y < H) for (let x = 0, row = y * W; x < W; x++) out[row + x] = acc[x]! / n;
+  }
+  return out;
+}
+
+/**
+ * The box blur of `src` (radius r) into `dst` (which may be `src`: the rows are read into `tmp`
+ * before any row of `dst` is written), with `acc` (W doubles) for the running column sums: the
+ * same additions as boxBlur, without its two fresh planes per pass.
+ */
+function boxBlurInto(src: Float32Array, dst: Float32Array, tmp: Float32Array, acc: Float64Array, W: number, H: number, r: number): void {
+  for (let y = 0; y < H; y++) {
+    let sum = 0, n = 0;
+    for (let x = -r; x < W; x++) {
+      if (x + r < W) (sum += src[y * W + x + r]!), n++;
+      if (x - r - 1 >= 0) (sum -= src[y * W + x - r - 1]!), n--;
+      if (x >= 0) tmp[y * W + x] = sum / n;
+    }
+  }
+  acc.fill(0);
+  let n = 0;
+  for (let y = -r; y < H; y++) {
+    if (y + r < H) {
+      const add = (y + r) * W;
+      for (let x = 0; x < W; x++) acc[x]! += tmp[add + x]!;
+      n++;
+    }
+    if (y - r - 1 >= 0) {
+      const drop = (y - r - 1) * W;
+      for (let x = 0; x < W; x++) acc[x]! -= tmp[drop + x]!;
+      n--;
+    }
+    if (y >= 0 && y < H) for (let x = 0, row = y * W; x < W; x++) dst[row + x] = acc[x]! / n;
+  }
+}
+
+/** The three box radii whose variances add up to sigma^2 (Kovesi 2010): widths wl and wl + 2. */
+function gaussianRadii(sigma: number): number[] {
+  const ideal = Math.sqrt((12 * sigma * sigma) / 3 + 1);
+  let wl = Math.floor(ideal);
+  if (wl % 2 === 0) wl--;
+  const m = Math.round((12 * sigma * sigma - 3 * wl * wl - 12 * wl - 9) / (-4 * wl - 4));
+  return [0, 1, 2].map((k) => ((k < m ? wl : wl + 2) - 1) / 2);
+}
+
+/**
+ * Gaussian blur of float maps in place, approximated by three box blurs whose radii are chosen so
+ * the variances add up to sigma^2 (Kovesi, "Fast almost-Gaussian filtering", 2010): within a few
+ * per cent of a true Gaussian, at the cost of three box passes whatever sigma is. One scratch
+ * plane from the thread's pool serves all the maps.
+ */
+export function gaussianBlurInPlace(planes: readonly Float32Array[], W: number, H: number, sigma: number): void {
+  if (sigma <= 0 || !planes.length) return;
+  const radii = gaussianRadii(sigma);
+  const tmp = takePlane(W * H), acc = new Float64Array(W);
+  for (const p of planes) for (const r of radii) if (r > 0) boxBlurInto(p, p, tmp, acc, W, H, r);
+  giveBack(tmp);
+}
+
+/** gaussianBlurInPlace on a copy. */
+export function gaussianBlur(src: Float32Array, W: number, H: number, sigma: number): Float32Array {
+  const out = Float32Array.from(src);
+  gaussianBlurInPlace([out], W, H, sigma);
+  return out;
+}
+
+/**
+ * How blurred a photo is, as the standard deviation (pixels) of a Gaussian that would blur a sharp
+ * edge as much: from the drop of the gradient energy when the region is blurred once more by a
+ * known s. A blurred step edge of width sigma0 has gradient energy proportional to 1 / sigma0, so
+ * blurring by s scales it by R = sigma0 / sqrt(sigma0^2 + s^2), and sigma0 = s R / sqrt(1 - R^2).
+ * Measured where `mask` is 1 (a face has edges at every scale: eyes, brows, lips, nostrils); noise
+ * loses more energy than edges do, so a noisy photo reads a little sharper than it is (the safe
+ * side: its drawn hair is blurred less). `grey` is the region's lightness, W x H.
+ */
+export function blurSigma(grey: Float32Array, W: number, H: number, mask: Uint8Array, s = 2): number {
+  const blurred = gaussianBlur(grey, W, H, s);
+  let e0 = 0, e1 = 0;
+  for (let y = 1; y < H - 1; y++) {
+    for (let x = 1, i = y * W + 1; x < W - 1; x++, i++) {
+      if (!mask[i]) continue;
+      const gx = grey[i + 1]! - grey[i - 1]!, gy = grey[i + W]! - grey[i - W]!;
+      const bx = blurred[i + 1]! - blurred[i - 1]!, by = blurred[i + W]! - blurred[i - W]!;
+      e0 += gx * gx + gy * gy;
+      e1 += bx * bx + by * by;
+    }
+  }
+  if (e0 <= 0) return 0;
+  const R = Math.min(0.995, e1 / e0);
+  return (s * R) / Math.sqrt(1 - R * R);
+}
