@@ -2,7 +2,7 @@
 // uses to soften drawn hair to the photo's focus. A synthetic image of vertical and horizontal
 // step edges, blurred by known sigmas, reads back close to them, in order.
 import { describe, expect, it } from 'vitest';
-import { blurSigma, gaussianBlur } from '../../src/imaging/blur.ts';
+import { blurSigma, gaussianBlur, gaussianBlurInPlace } from '../../src/imaging/blur.ts';
 
 const W = 96, H = 96;
 /** A checkerboard of 24 px squares (levels 60 and 190): edges both ways. */
@@ -22,6 +22,23 @@ describe('gaussianBlur', () => {
     expect(sum).toBeCloseTo(1000, 1);
     expect(Math.sqrt(m2 / sum)).toBeGreaterThan(2.7);
     expect(Math.sqrt(m2 / sum)).toBeLessThan(3.3);
+  });
+});
+
+describe('gaussianBlurInPlace at half resolution', () => {
+  it('spreads a point by about sigma too, and keeps the mean', () => {
+    const dot = new Float32Array(W * H);
+    dot[48 * W + 48] = 1000;
+    gaussianBlurInPlace([dot], W, H, 3, { halfRes: true });
+    let sum = 0, m2 = 0;
+    for (let i = 0; i < dot.length; i++) {
+      sum += dot[i]!;
+      m2 += dot[i]! * ((i % W) - 48) ** 2;
+    }
+    expect(sum).toBeGreaterThan(980);
+    expect(sum).toBeLessThan(1020);
+    expect(Math.sqrt(m2 / sum)).toBeGreaterThan(2.6);
+    expect(Math.sqrt(m2 / sum)).toBeLessThan(3.4);
   });
 });
 

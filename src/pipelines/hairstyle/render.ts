@@ -655,7 +655,7 @@ function blurredComposite(data: Uint8Array, W: number, H: number, layer: HairLay
     }
   }
   pullPush(bw, bh, rgb, wt);
-  gaussianBlurInPlace(K ? [A, S, K] : [A, S], bw, bh, look.blur);
+  gaussianBlurInPlace(K ? [A, S, K] : [A, S], bw, bh, look.blur, { halfRes: true });
   for (let y = 0; y < bh; y++) {
     for (let x = 0, j = y * bw, i = (by0 + y) * W + bx0; x < bw; x++, j++, i++) {
       const fade = K ? 1 - Math.min(1, K[j]!) : 1;
