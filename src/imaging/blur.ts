@@ -8,39 +8,15 @@ import { giveBack, takePlane } from './scratch.ts';
  * a walk down each column, without its stride through memory).
  */
 export function boxBlur(src: Float32Array, W: number, H: number, r: number): Float32Array {
-  const tmp = new Float32Array(src.length);
   const out = new Float32Array(src.length);
-  // (The walks stop at the last pixel written: what came after it changed nothing.)
-  for (let y = 0; y < H; y++) {
-    let acc = 0, n = 0;
-    for (let x = -r; x < W; x++) {
-      if (x + r < W) (acc += src[y * W + x + r]!), n++;
-      if (x - r - 1 >= 0) (acc -= src[y * W + x - r - 1]!), n--;
-      if (x >= 0) tmp[y * W + x] = acc / n;
-    }
-  }
-  const acc = new Float64Array(W);
-  let n = 0;
-  for (let y = -r; y < H; y++) {
-    if (y + r < H) {
-      const add = (y + r) * W;
-      for (let x = 0; x < W; x++) acc[x]! += tmp[add + x]!;
-      n++;
-    }
-    if (y - r - 1 >= 0) {
-      const drop = (y - r - 1) * W;
-      for (let x = 0; x < W; x++) acc[x]! -= tmp[drop + x]!;
-      n--;
-    }
-    if (y >= 0 && y < H) for (let x = 0, row = y * W; x < W; x++) out[row + x] = acc[x]! / n;
-  }
+  boxBlurInto(src, out, new Float32Array(src.length), new Float64Array(W), W, H, r);
   return out;
 }
 
 /**
- * The box blur of `src` (radius r) into `dst` (which may be `src`: the rows are read into `tmp`
- * before any row of `dst` is written), with `acc` (W doubles) for the running column sums: the
- * same additions as boxBlur, without its two fresh planes per pass.
+ * boxBlur's two passes from `src` into `dst` (which may be `src`: the rows are read into `tmp`
+ * before any row of `dst` is written), with `acc` (W doubles) for the running column sums, so
+ * repeated passes reuse their planes instead of taking two fresh ones each.
  */
 function boxBlurInto(src: Float32Array, dst: Float32Array, tmp: Float32Array, acc: Float64Array, W: number, H: number, r: number): void {
   for (let y = 0; y < H; y++) {

@@ -15,6 +15,7 @@ import { hairFromParsing, hairFromSegmentation, kthSmallest } from './hair.ts';
 import type { HeadAnalysis, Look } from './render.ts';
 import { labAt } from '../../steps/color.ts';
 import { blurSigma } from '../../imaging/blur.ts';
+import { maskBox } from '../../imaging/morphology.ts';
 
 /** The photo rules from the version's params. */
 function photoRules(params: Readonly<Record<string, unknown>>): PhotoRules {
@@ -61,18 +62,10 @@ export function measureLook(an: Pick<HeadAnalysis, 'image' | 'protect' | 'frame'
   }
   const Ll = nl ? l / nl : 60, Lr = nr ? r / nr : 60;
   // The photo's blur, on the face's box (its grey levels; the face's pixels only).
-  let bx0 = W, bx1 = -1, by0 = image.height, by1 = -1;
-  for (let i = 0; i < protect.length; i++) {
-    if (!protect[i]) continue;
-    const x = i % W, y = (i - x) / W;
-    if (x < bx0) bx0 = x;
-    if (x > bx1) bx1 = x;
-    if (y < by0) by0 = y;
-    by1 = y;
-  }
+  const box = maskBox(protect, W, image.height);
   let blur = 0;
-  if (bx1 - bx0 > 8 && by1 - by0 > 8) {
-    const bw = bx1 - bx0 + 1, bh = by1 - by0 + 1;
+  if (box && box.width > 8 && box.height > 8) {
+    const { x: bx0, y: by0, width: bw, height: bh } = box;
     const grey = new Float32Array(bw * bh), inFace = new Uint8Array(bw * bh);
     for (let y = 0; y < bh; y++) {
       for (let x = 0; x < bw; x++) {
