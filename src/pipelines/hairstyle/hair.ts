@@ -160,9 +160,9 @@ const NEIGHBOUR_SKIN = 0.4;
  * People the face detector missed (a face cut in half by the photo's edge): the parser labels
  * the faces of people other than its own as background, while the person mask covers them. Such
  * person pixels beside the target's head, at its height (the target's own shoulders are lower),
- * in pieces of a face's size and mostly of skin's colour, stand for a neighbour; every pixel nearer such a piece than the
- * target's head is that neighbour's (their hair, joined to the target's, included). Returns the
- * head's `others` with them added.
+ * in pieces of a face's size and mostly of skin's colour, stand for a neighbour; every pixel
+ * nearer such a piece than the target's head is that neighbour's (their hair, joined to the
+ * target's, included). Returns the head's `others` with them added.
  */
 function undetectedOthers(h: Head, labels: Uint8Array, crop: Box, person: Uint8Array): Uint8Array {
   const { image, frame, anchors } = h;

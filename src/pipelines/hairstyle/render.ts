@@ -4,7 +4,8 @@
 //                  never on the protected face (inside the face oval, below the brows)
 //   removalMask    original hair the new style does not cover, dilated to take its halo along
 //   fillRemoved    exemplar fill (steps/patch-fill) of the removed hair, per what it hides
-//   composite      the filled photo, contact shadow, then the hair recoloured in CIE Lab, grained
+//   composite      the filled photo, contact shadow, then the hair recoloured in CIE Lab, grained,
+//                  its outline blurred to the photo's focus on a soft photo
 import type { HairColor } from '../../domain/job.ts';
 import { gaussianBlurInPlace } from '../../imaging/blur.ts';
 import { copyBytes, type RgbImage } from '../../imaging/image.ts';
@@ -58,8 +59,6 @@ export interface HairLayer {
    * by the contact shadow's reach. Compositing walks it, not the photo.
    */
   box: { x0: number; y0: number; x1: number; y1: number };
-  /** The blur the compositing gives the drawn hair (Look.blur, px): its edge covers less than drawn. */
-  blur: number;
 }
 
 /** How the photo looks, measured on the face: the hair is lit, exposed and grained to match. */
@@ -339,7 +338,7 @@ export function renderHair(an: HeadAnalysis, look: Look, style: Hairstyle, p: Va
   const n = an.image.width * an.image.height;
   // Planes from the thread's pool (imaging/scratch.ts): the pipeline gives them back (releaseLayer)
   // once a picture is encoded.
-  const layer: HairLayer = { alpha: takePlane(n), shade: takePlane(n), shadow: new Float32Array(0), stubble: takePlane(n), tone: takePlane(n), sheen: takePlane(n), box: { x0: an.image.width, y0: an.image.height, x1: 0, y1: 0 }, blur: look.blur };
+  const layer: HairLayer = { alpha: takePlane(n), shade: takePlane(n), shadow: new Float32Array(0), stubble: takePlane(n), tone: takePlane(n), sheen: takePlane(n), box: { x0: an.image.width, y0: an.image.height, x1: 0, y1: 0 } };
   rasterize(an, look, TEMPLATES[style], p, layer, false);
   if (style === 'Mohawk') rasterize(an, look, SHAVED_SIDES, p, layer, true);
   layer.shadow = castShadow(an, layer);
@@ -551,7 +550,8 @@ function skinAround(an: HeadAnalysis, part: Uint8Array, hole: Uint8Array, out: U
  * The filled photo darkened by the hair's contact shadow, then the recoloured hair over it: the
  * colour ramp (CIE Lab, keeps light and dark strands) mixed per strand towards a warmer or a
  * cooler ramp (layer.tone), scaled to the photo's exposure, with grain of the photo's own
- * strength so the hair is not cleaner than the picture around it.
+ * strength so the hair is not cleaner than the picture around it; on a soft photo (look.blur at
+ * least MIN_BLUR) with its outline blurred alike (blurredComposite), fading over `keep`.
  */
 export function composite(base: RgbImage, layer: HairLayer, color: HairColor, look: Look, seed: number, opts: { inPlace?: boolean; keep?: Uint8Array } = {}): RgbImage {
   const ramp = shadeRamp(color);
