@@ -362,6 +362,32 @@ export function copyImage(img: RgbImage): RgbImage {
   return { data: copyBytes(img.data), width: img.width, height: img.height };
 }
 
+/** A rectangle of pixels: left, top, width, height. */
+export interface PixelBox {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** The pixels of `box` (inside the image) as an image of their own. */
+export function cropRgb(img: RgbImage, box: PixelBox): RgbImage {
+  const data = new Uint8Array(3 * box.width * box.height);
+  for (let y = 0; y < box.height; y++) {
+    const from = 3 * ((box.y + y) * img.width + box.x);
+    data.set(img.data.subarray(from, from + 3 * box.width), 3 * y * box.width);
+  }
+  return { data, width: box.width, height: box.height };
+}
+
+/** A copy of `img` with `part` (channels per pixel: 3 for RGB, 1 for a mask) written over `box`. */
+export function pasteInto(img: Uint8Array, width: number, part: Uint8Array, box: PixelBox, channels: 1 | 3): Uint8Array {
+  const out = copyBytes(img);
+  const row = channels * box.width;
+  for (let y = 0; y < box.height; y++) out.set(part.subarray(y * row, (y + 1) * row), channels * ((box.y + y) * width + box.x));
+  return out;
+}
+
 /** PNG of 1 (grey), 3 (RGB) or 4 (RGBA) channel bytes. */
 export async function encodePng(data: Uint8Array, width: number, height: number, channels: 1 | 3 | 4): Promise<Buffer> {
   const s = sharp(data, { raw: { width, height, channels } });

@@ -26,7 +26,7 @@ import { PIPELINES } from '../../src/pipelines/index.ts';
 import { lch } from '../../src/steps/color.ts';
 import { CLASS } from '../../src/steps/face-parsing.ts';
 import { targetScore } from '../../src/steps/target-face.ts';
-import { HAIR_OTHER_PHOTOS, HAIR_PHOTOS, HAIR_VARIANTS, hairPhoto, type DevPhoto } from '../helpers/dev-photos.ts';
+import { HAIR_OTHER_PHOTOS, HAIR_PHOTOS, HAIR_VARIANTS, facePhoto, hairPhoto, type DevPhoto } from '../helpers/dev-photos.ts';
 import { belowBrows, bodyReference, referenceFaces, referenceParsing, releaseReferences, type ReferenceFace } from '../helpers/references.ts';
 import { ovalMask } from '../../src/steps/face-mesh.ts';
 import { dilate } from '../../src/imaging/morphology.ts';
@@ -341,6 +341,43 @@ describe('hairstyle on the development photos (issue 11, independent references)
     console.log(`soft photo: face ${faceSigma.toFixed(2)} px, new hair's outline ${outlineSigma.toFixed(2)} px`);
     expect(faceSigma).toBeGreaterThan(1.5);
     expect(outlineSigma).toBeGreaterThan(0.6 * faceSigma);
+  }, 60_000);
+
+  it("works on the target's part of a whole group photo and pastes it back: nothing else changes", async () => {
+    // face-api's sample5 as it is (1920x1398, five women on stairs): the target's face is 14% of
+    // the short side, so the pipeline works on the part a style can reach (about half the photo;
+    // its note says which) and pastes it back. The reference face-landmarks version finds no face
+    // this small on the whole photo (its detector is a short-range one), so this is judged around
+    // the face the job reports: every pixel farther than 5 face sizes from it unchanged to the byte
+    // (PNG output; no style reaches that far), and around the head the picture changed.
+    const bytes = Uint8Array.from(await facePhoto('sample5'));
+    const input = await decodeImage(bytes, { maxPixels: 4e7 });
+    const { width: W, height: H } = input;
+    const ctx = { params: version.manifest.params, session: (g: string) => sessions.get(version.id, g), maxPixels: 4e7 };
+    const r = await PIPELINES.hairstyle!.run(ctx, { image_files: ['http://dev-set/sample5.jpg'], hairstyle: 'Long Wave', hair_color: 'red', num_outputs: 1, output_format: 'png' }, { image_files: [bytes] });
+    const out = await decodeImage(r.files.find((f) => f.name === 'result-1.png')!.data, { maxPixels: 4e7 });
+    expect([out.width, out.height]).toEqual([W, H]);
+    expect(r.notes.join(' ')).toMatch(/worked on \d+x\d+ px of the photo around the face/);
+    const box = JSON.parse(Buffer.from(r.files.find((f) => f.name === 'hairstyle.json')!.data).toString()).face as ReferenceFace['box'];
+    const cx = box.x + box.width / 2, cy = box.y + box.height / 2, size = Math.max(box.width, box.height);
+    let far = 0, changedFar = 0, near = 0, changedNear = 0;
+    for (let y = 0; y < H; y++) {
+      for (let x = 0; x < W; x++) {
+        const i = y * W + x;
+        const d = Math.hypot(x + 0.5 - cx, y + 0.5 - cy) / size;
+        const changed = out.data[3 * i] !== input.data[3 * i] || out.data[3 * i + 1] !== input.data[3 * i + 1] || out.data[3 * i + 2] !== input.data[3 * i + 2];
+        if (d > 5) {
+          far++;
+          if (changed) changedFar++;
+        } else if (d > 0.6 && d < 1.2) {
+          near++;
+          if (changed) changedNear++;
+        }
+      }
+    }
+    expect(far).toBeGreaterThan(0.1 * W * H);
+    expect(changedFar).toBe(0);
+    expect(changedNear / near).toBeGreaterThan(0.3);
   }, 60_000);
 
   it('refuses a roll beyond 45 degrees by name, with the angle', async () => {

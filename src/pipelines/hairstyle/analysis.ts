@@ -1,7 +1,8 @@
 // Analysis of the hairstyle photos: the best photo and its target face (steps/photo-choice), FaceMesh
 // landmarks and the face frame, the face region to keep (inside the oval, below the brows), and the
 // photo's own hair (hair.ts). Everything the renderer and the removal need, computed once per task.
-import type { RgbImage } from '../../imaging/image.ts';
+import { cropRgb, type PixelBox, type RgbImage } from '../../imaging/image.ts';
+import type { Face } from '../../steps/face-detection.ts';
 import { numberParam, stringParam } from '../../models/params.ts';
 import type { StageTimer } from '../../domain/stage-timer.ts';
 import { meshFromFace, ovalMask } from '../../steps/face-mesh.ts';
@@ -107,9 +108,58 @@ export function naturalColour(image: RgbImage, mask: Uint8Array, min = 201): [nu
   return [median(0), median(1), median(2)];
 }
 
-export async function analyze(ctx: PipelineContext, images: readonly RgbImage[], t: StageTimer): Promise<{ analysis: HeadAnalysis; look: Look; notes: string[]; chosen: Candidate }> {
+/**
+ * How far the part of the photo a hairstyle works on reaches from the face's centre, in face sizes
+ * (BlazeFace's box), along the eye line (u) and down the face (v): past the longest style's reach
+ * (long hair to 3 face widths below the chin, 1.3 either side of the centre line) and the old long
+ * hair's removal, with room for the fill's sources around them.
+ */
+const REACH = { u: 2.4, up: 2.6, down: 5.6 };
+
+/**
+ * The part of the photo the hairstyle can touch around the target's face: REACH turned by the
+ * face's roll (from BlazeFace's eyes), as an axis-aligned box. Null when that is most of the photo
+ * anyway (a portrait): then the whole photo is worked on. On a large photo with a small face (a
+ * group, a phone photo of a person standing) the work per pixel then scales with the face, not
+ * with the photo.
+ */
+export function workRegion(face: Face, W: number, H: number): PixelBox | null {
+  const s = Math.max(face.box.width, face.box.height);
+  const cx = face.box.x + face.box.width / 2, cy = face.box.y + face.box.height / 2;
+  const { right_eye: r, left_eye: l } = face.keypoints;
+  const roll = Math.atan2(l.y - r.y, l.x - r.x);
+  const ux = Math.cos(roll), uy = Math.sin(roll);
+  let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+  for (const u of [-REACH.u, REACH.u]) {
+    for (const v of [-REACH.up, REACH.down]) {
+      // u along the eye line, v perpendicular to it, downwards.
+      const x = cx + s * (u * ux - v * uy), y = cy + s * (u * uy + v * ux);
+      x0 = Math.min(x0, x);
+      x1 = Math.max(x1, x);
+      y0 = Math.min(y0, y);
+      y1 = Math.max(y1, y);
+    }
+  }
+  const bx0 = Math.max(0, Math.floor(x0)), bx1 = Math.min(W, Math.ceil(x1)), by0 = Math.max(0, Math.floor(y0)), by1 = Math.min(H, Math.ceil(y1));
+  if ((bx1 - bx0) * (by1 - by0) > 0.6 * W * H) return null;
+  return { x: bx0, y: by0, width: bx1 - bx0, height: by1 - by0 };
+}
+
+const shifted = (f: Face, dx: number, dy: number): Face => ({
+  ...f,
+  box: { ...f.box, x: f.box.x + dx, y: f.box.y + dy },
+  keypoints: Object.fromEntries(Object.entries(f.keypoints).map(([k, p]) => [k, { ...p, x: p.x + dx, y: p.y + dy }])) as Face['keypoints'],
+});
+
+export async function analyze(ctx: PipelineContext, images: readonly RgbImage[], t: StageTimer): Promise<{ analysis: HeadAnalysis; look: Look; notes: string[]; chosen: Candidate; region: PixelBox | null }> {
   const P = (k: string) => numberParam(ctx.params, k, 'hairstyle');
-  const { best, notes } = await chooseBestPhoto(await ctx.session('detector'), images, photoRules(ctx.params), t);
+  const { best: chosen, notes } = await chooseBestPhoto(await ctx.session('detector'), images, photoRules(ctx.params), t);
+  // From here on the photo is its work region (when it is a part of it): the caller pastes the
+  // result back. Faces move with it; faces wholly outside it are out of reach anyway.
+  const region = workRegion(chosen.face, chosen.image.width, chosen.image.height);
+  const best = region
+    ? { ...chosen, image: await t.time('preprocess', () => cropRgb(chosen.image, region)), face: shifted(chosen.face, -region.x, -region.y), others: chosen.others.map((f) => shifted(f, -region.x, -region.y)) }
+    : chosen;
   const mesh = await ctx.session('landmarks');
   const { points: lm } = await meshFromFace(mesh, best.image, best.face, P('mesh_crop_scale'), P('mesh_size'), t, ['landmarks', 'landmarks', 'landmarks']);
   const yaw = yawDegrees(lm);
@@ -152,5 +202,6 @@ export async function analyze(ctx: PipelineContext, images: readonly RgbImage[],
   const look = { ...measureLook(base), natural: [0, 1, 2].map((c) => 0.6 * skinRgb[c]! + 0.4 * hairRgb[c]!) as [number, number, number] };
   notes.push(`face roll ${rollDegrees(frame).toFixed(1)} degrees, yaw ${yaw.toFixed(1)} degrees, face width ${Math.round(frame.scale)} px, ${best.others.length} other face(s) left alone`);
   notes.push(`look: light from the ${look.lightSide >= 0 ? 'right' : 'left'} (${look.lightSide.toFixed(2)}), exposure ${look.exposure.toFixed(2)}, grain ${look.grain.toFixed(1)}, blur ${look.blur.toFixed(1)} px`);
-  return { analysis: { ...base, ...found, skin: skinRgb }, look, notes, chosen: best };
+  if (region) notes.push(`worked on ${region.width}x${region.height} px of the photo around the face (at ${region.x}, ${region.y})`);
+  return { analysis: { ...base, ...found, skin: skinRgb }, look, notes, chosen, region };
 }

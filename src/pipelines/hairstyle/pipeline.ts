@@ -1,15 +1,16 @@
 // Hairstyle change from 1 to 4 frontal photos.
 //   decode (EXIF) -> analysis (analysis.ts): BlazeFace on each photo (target face; refuse no face,
 //   too small a face or too much roll, naming the photo) -> the best photo (largest x most frontal
-//   x sharpest) -> FaceMesh landmarks -> original hair: BiSeNet face parsing (hair class, soft at
-//   full resolution), or person segmentation + landmarks + colour statistics ->
+//   x sharpest) -> its work region (the part a style can reach, on a large photo with a small
+//   face; pasted back at the end) -> FaceMesh landmarks -> original hair: BiSeNet face parsing
+//   (hair class, soft at full resolution), or person segmentation + landmarks + colour statistics ->
 //   per output: template rendering -> removal of the old hair it does not cover (exemplar fill
 //   per what the hair hides) -> compositing in CIE Lab -> encode (JPEG, quality configurable; PNG on request)
 // Outputs: result-k.jpg|png (k = 1..num_outputs), hair-mask-k.png, hairstyle.json.
 // The rendering stage is one function (renderHair): a generative ONNX version can replace it
 // without touching analysis, removal or compositing.
 import { createHash } from 'node:crypto';
-import { decodeImage } from '../../imaging/image.ts';
+import { decodeImage, pasteInto } from '../../imaging/image.ts';
 import { numberParam } from '../../models/params.ts';
 import { stageTimer } from '../../domain/stage-timer.ts';
 import { jsonFile, maskFile, pictureFile } from '../output.ts';
@@ -23,14 +24,15 @@ export const hairstyle = definePipeline(hairstyleSpec, async (ctx, input, files)
   const t = stageTimer(ctx.signal);
   const photos = files.image_files;
   const images = await t.time('decode', () => Promise.all(photos.map((bytes) => decodeImage(bytes, { maxPixels: ctx.maxPixels }))));
-  const { analysis, look, notes, chosen } = await analyze(ctx, images, t);
+  const { analysis, look, notes, chosen, region } = await analyze(ctx, images, t);
   // Deterministic variants: the same photos and choices give the same pictures on a retry.
   const digest = createHash('sha256');
   for (const bytes of photos) digest.update(bytes);
   digest.update(`${input.hairstyle}|${input.hair_color}`);
   const seed = digest.digest().readUInt32LE(0);
   const quality = input.jpeg_quality ?? numberParam(ctx.params, 'jpeg_quality', 'hairstyle');
-  const { width, height } = analysis.image;
+  // The chosen photo's size: the analysis may be of its work region only, pasted back below.
+  const { width, height } = chosen.image;
   const outFiles = [];
   const variants = [];
   for (let k = 0; k < input.num_outputs; k++) {
@@ -40,9 +42,13 @@ export const hairstyle = definePipeline(hairstyleSpec, async (ctx, input, files)
     const hole = await t.time('removal', () => removalMask(analysis, layer));
     const filled = await t.time('removal', () => fillRemoved(analysis, hole, seed));
     // The fill is this picture's own copy (unless nothing was filled): the hair is drawn into it.
-    const result = await t.time('composite', () => composite(filled, layer, input.hair_color, look, seed + k, { inPlace: filled !== analysis.image, keep: analysis.protect }));
+    const result = await t.time('composite', () => {
+      const done = composite(filled, layer, input.hair_color, look, seed + k, { inPlace: filled !== analysis.image, keep: analysis.protect });
+      return region ? { data: pasteInto(chosen.image.data, width, done.data, region, 3), width, height } : done;
+    });
+    const mask = region ? pasteInto(new Uint8Array(width * height), width, alphaMask(layer), region, 1) : alphaMask(layer);
     // The picture and its mask encoded side by side (sharp runs each on a libuv thread).
-    outFiles.push(...(await t.time('encode', () => Promise.all([pictureFile(`result-${k + 1}`, result, input.output_format, quality), maskFile(`hair-mask-${k + 1}.png`, alphaMask(layer), width, height)]))));
+    outFiles.push(...(await t.time('encode', () => Promise.all([pictureFile(`result-${k + 1}`, result, input.output_format, quality), maskFile(`hair-mask-${k + 1}.png`, mask, width, height)]))));
     releaseLayer(layer);
   }
   outFiles.push(
