@@ -624,7 +624,7 @@ const MIN_BLUR = 1;
  * soft as the photo's own edges (a crisp outline on an out-of-focus head read as pasted on); its
  * strands and shading as drawn. Blurring the strands as much made the face parser read the hair as
  * a hat or skin (a pink Bowl Cut 0.55 -> 0 reads as hair, a Long Wave 0.62 -> 0.20), and by half
- * as much it read more of the old hair below the nose as hair left (s5-back 0.04 -> 0.16). The
+ * as much it read more of the old hair below the nose as hair left (s5-back 0.055 -> 0.16). The
  * colour is carried past the drawn edge first (pull-push), so the outline's blur has the hair's
  * colour to show, not a dark rim. The contact shadow, and the face kept (`keep`, where nothing is
  * drawn), are blurred alike, so neither leaves a sharp edge under the soft hair (the shadow's cut
