@@ -1,6 +1,7 @@
 // The ONLY importer of sharp: decode, letterbox-to-tensor, drawing and encoding.
 // Images travel between stages as RgbImage (8-bit interleaved RGB, EXIF orientation applied),
 // decoded once and reused.
+import type { Region } from './morphology.ts';
 import sharp from 'sharp';
 import { AppError } from '../errors/codes.ts';
 import { letterboxResampled } from './resample.ts';
@@ -362,16 +363,8 @@ export function copyImage(img: RgbImage): RgbImage {
   return { data: copyBytes(img.data), width: img.width, height: img.height };
 }
 
-/** A rectangle of pixels: left, top, width, height. */
-export interface PixelBox {
-  x: number;
-  y: number;
-  width: number;
-  height: number;
-}
-
 /** The pixels of `box` (inside the image) as an image of their own. */
-export function cropRgb(img: RgbImage, box: PixelBox): RgbImage {
+export function cropRgb(img: RgbImage, box: Region): RgbImage {
   const data = new Uint8Array(3 * box.width * box.height);
   for (let y = 0; y < box.height; y++) {
     const from = 3 * ((box.y + y) * img.width + box.x);
@@ -380,12 +373,11 @@ export function cropRgb(img: RgbImage, box: PixelBox): RgbImage {
   return { data, width: box.width, height: box.height };
 }
 
-/** A copy of `img` with `part` (channels per pixel: 3 for RGB, 1 for a mask) written over `box`. */
-export function pasteInto(img: Uint8Array, width: number, part: Uint8Array, box: PixelBox, channels: 1 | 3): Uint8Array {
-  const out = copyBytes(img);
+/** Writes `part` (channels per pixel: 3 for RGB, 1 for a mask) over `box` of `dst` (`width` wide), in place; returns `dst`. */
+export function pasteInto(dst: Uint8Array, width: number, part: Uint8Array, box: Region, channels: 1 | 3): Uint8Array {
   const row = channels * box.width;
-  for (let y = 0; y < box.height; y++) out.set(part.subarray(y * row, (y + 1) * row), channels * ((box.y + y) * width + box.x));
-  return out;
+  for (let y = 0; y < box.height; y++) dst.set(part.subarray(y * row, (y + 1) * row), channels * ((box.y + y) * width + box.x));
+  return dst;
 }
 
 /** PNG of 1 (grey), 3 (RGB) or 4 (RGBA) channel bytes. */

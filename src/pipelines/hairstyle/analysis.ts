@@ -1,7 +1,7 @@
 // Analysis of the hairstyle photos: the best photo and its target face (steps/photo-choice), FaceMesh
 // landmarks and the face frame, the face region to keep (inside the oval, below the brows), and the
 // photo's own hair (hair.ts). Everything the renderer and the removal need, computed once per task.
-import { cropRgb, type PixelBox, type RgbImage } from '../../imaging/image.ts';
+import { cropRgb, type RgbImage } from '../../imaging/image.ts';
 import type { Face } from '../../steps/face-detection.ts';
 import { numberParam, stringParam } from '../../models/params.ts';
 import type { StageTimer } from '../../domain/stage-timer.ts';
@@ -16,7 +16,7 @@ import { hairFromParsing, hairFromSegmentation, kthSmallest } from './hair.ts';
 import type { HeadAnalysis, Look } from './render.ts';
 import { labAt } from '../../steps/color.ts';
 import { blurSigma } from '../../imaging/blur.ts';
-import { maskBox } from '../../imaging/morphology.ts';
+import { maskBox, type Region } from '../../imaging/morphology.ts';
 
 /** The photo rules from the version's params. */
 function photoRules(params: Readonly<Record<string, unknown>>): PhotoRules {
@@ -123,7 +123,7 @@ const REACH = { u: 2.4, up: 2.6, down: 5.6 };
  * group, a phone photo of a person standing) the work per pixel then scales with the face, not
  * with the photo.
  */
-export function workRegion(face: Face, W: number, H: number): PixelBox | null {
+function workRegion(face: Face, W: number, H: number): Region | null {
   const s = Math.max(face.box.width, face.box.height);
   const cx = face.box.x + face.box.width / 2, cy = face.box.y + face.box.height / 2;
   const { right_eye: r, left_eye: l } = face.keypoints;
@@ -151,7 +151,7 @@ const shifted = (f: Face, dx: number, dy: number): Face => ({
   keypoints: Object.fromEntries(Object.entries(f.keypoints).map(([k, p]) => [k, { ...p, x: p.x + dx, y: p.y + dy }])) as Face['keypoints'],
 });
 
-export async function analyze(ctx: PipelineContext, images: readonly RgbImage[], t: StageTimer): Promise<{ analysis: HeadAnalysis; look: Look; notes: string[]; chosen: Candidate; region: PixelBox | null }> {
+export async function analyze(ctx: PipelineContext, images: readonly RgbImage[], t: StageTimer): Promise<{ analysis: HeadAnalysis; look: Look; notes: string[]; chosen: Candidate; region: Region | null }> {
   const P = (k: string) => numberParam(ctx.params, k, 'hairstyle');
   const { best: chosen, notes } = await chooseBestPhoto(await ctx.session('detector'), images, photoRules(ctx.params), t);
   // From here on the photo is its work region (when it is a part of it): the caller pastes the

@@ -10,7 +10,7 @@
 // The rendering stage is one function (renderHair): a generative ONNX version can replace it
 // without touching analysis, removal or compositing.
 import { createHash } from 'node:crypto';
-import { decodeImage, pasteInto } from '../../imaging/image.ts';
+import { copyBytes, decodeImage, pasteInto } from '../../imaging/image.ts';
 import { numberParam } from '../../models/params.ts';
 import { stageTimer } from '../../domain/stage-timer.ts';
 import { jsonFile, maskFile, pictureFile } from '../output.ts';
@@ -44,7 +44,7 @@ export const hairstyle = definePipeline(hairstyleSpec, async (ctx, input, files)
     // The fill is this picture's own copy (unless nothing was filled): the hair is drawn into it.
     const result = await t.time('composite', () => {
       const done = composite(filled, layer, input.hair_color, look, seed + k, { inPlace: filled !== analysis.image, keep: analysis.protect });
-      return region ? { data: pasteInto(chosen.image.data, width, done.data, region, 3), width, height } : done;
+      return region ? { data: pasteInto(copyBytes(chosen.image.data), width, done.data, region, 3), width, height } : done;
     });
     const mask = region ? pasteInto(new Uint8Array(width * height), width, alphaMask(layer), region, 1) : alphaMask(layer);
     // The picture and its mask encoded side by side (sharp runs each on a libuv thread).
