@@ -12,7 +12,7 @@ import { loadRegistry } from '../src/models/registry.ts';
 import type { ExecutionProvider } from '../src/models/onnx.ts';
 import { PipelinePool } from '../src/queue/pipeline-pool.ts';
 import { fetchAll } from '../src/tooling/fetch-graphs.ts';
-import { stats } from './bench-setup.ts';
+import { runInFlight, stats } from './bench-setup.ts';
 
 const provider = (process.argv[3] ?? process.env.EXECUTION_PROVIDER ?? 'cpu') as ExecutionProvider;
 const registry = loadRegistry(path.resolve('models'));
@@ -35,19 +35,7 @@ async function point(batched: boolean, inFlight: number) {
   const run = () => pool.run(version.id, { image: 'http://bench/a.png' }, { image: [Buffer.from(photo)] });
   for (let i = 0; i < 2 * threads; i++) await run(); // warm-up
   const before = pool.batchStats();
-  const latencies: number[] = [];
-  let next = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: inFlight }, async () => {
-      while (next++ < TASKS) {
-        const t = performance.now();
-        await run();
-        latencies.push(performance.now() - t);
-      }
-    }),
-  );
-  const seconds = (performance.now() - t0) / 1000;
+  const { latencies, seconds } = await runInFlight(TASKS, inFlight, run);
   const after = pool.batchStats();
   await pool.close();
   const exec = after.executions - before.executions;

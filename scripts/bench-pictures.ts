@@ -16,7 +16,7 @@ import { PipelinePool } from '../src/queue/pipeline-pool.ts';
 import { fetchAll } from '../src/tooling/fetch-graphs.ts';
 import { tshirt } from '../test/helpers/garments.ts';
 import { tryonPhoto } from '../test/helpers/tryon-dev-set.ts';
-import { stats } from './bench-setup.ts';
+import { runInFlight, stats } from './bench-setup.ts';
 import { hairPhoto } from './lib/dev-photos.ts';
 
 const provider = (process.argv[3] ?? process.env.EXECUTION_PROVIDER ?? 'cpu') as ExecutionProvider;
@@ -50,19 +50,7 @@ for (const threads of threadCounts) {
     const run = () => pool.run(job.version, job.input, job.files());
     await Promise.all(Array.from({ length: threads }, run)); // warm-up: every thread once
     const tasks = TASKS_PER_THREAD * threads;
-    const latencies: number[] = [];
-    let next = 0;
-    const t0 = performance.now();
-    await Promise.all(
-      Array.from({ length: threads }, async () => {
-        while (next++ < tasks) {
-          const t = performance.now();
-          await run();
-          latencies.push(performance.now() - t);
-        }
-      }),
-    );
-    const seconds = (performance.now() - t0) / 1000;
+    const { latencies, seconds } = await runInFlight(tasks, threads, run);
     console.log(`${what}: ${threads} thread(s) x ${intraOp} intra-op: ${(tasks / seconds).toFixed(2)} pictures/s, p50 ${stats.median(latencies).toFixed(0)} ms, p90 ${stats.pct(latencies, 90).toFixed(0)} ms (${tasks} tasks)`);
   }
   await pool.close();

@@ -46,6 +46,26 @@ export const stats = {
   fmt: (ms: number) => `${ms.toFixed(2)} ms`,
 };
 
+/**
+ * Runs `tasks` calls of `run` with `inFlight` of them at a time (each lane starts the next as its
+ * last ends): their latencies and the wall time of the whole, in seconds.
+ */
+export async function runInFlight(tasks: number, inFlight: number, run: () => Promise<unknown>): Promise<{ latencies: number[]; seconds: number }> {
+  const latencies: number[] = [];
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next++ < tasks) {
+        const t = performance.now();
+        await run();
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  return { latencies, seconds: (performance.now() - t0) / 1000 };
+}
+
 /** `env`: what the config was parsed from (a benchmark builds variants of it). */
 export async function benchSetup(env: Record<string, string>): Promise<{ config: Config; services: Services; env: Record<string, string | undefined>; teardown(): Promise<void> }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'iw-bench-'));
