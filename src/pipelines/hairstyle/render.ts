@@ -602,15 +602,25 @@ export function composite(base: RgbImage, layer: HairLayer, color: HairColor, lo
     const a = layer.alpha[i]!;
     const sh = layer.shadow[i] ?? 0;
     if (a <= 0 && sh <= 0.004) continue;
-    const dark = 1 - 0.45 * sh;
-    const g = a > 0 ? look.grain * 1.7 * noise() : 0;
-    const hair = hairAt(i);
-    for (let c = 0; c < 3; c++) {
-      const under = data[3 * i + c]! * dark;
-      data[3 * i + c] = Math.max(0, Math.min(255, Math.round(under * (1 - a) + (hair[c]! + g) * a)));
-    }
+    // (Under the shadow alone the hair's colour counts for nothing: not computed.)
+    if (a > 0) blendPixel(data, i, a, sh, hairAt(i), 0, look.grain * 1.7 * noise());
+    else blendPixel(data, i, 0, sh, NO_HAIR, 0, 0);
   }
   return { data, width: W, height: H };
+}
+
+const NO_HAIR = new Float64Array(3);
+
+/**
+ * One pixel of the composite: the photo darkened by the contact shadow `sh`, and the hair's colour
+ * (`src` at `at`, 3 channels) plus grain `g` over it with coverage `a`.
+ */
+function blendPixel(data: Uint8Array, i: number, a: number, sh: number, src: Float64Array | Float32Array, at: number, g: number): void {
+  const dark = 1 - 0.45 * sh;
+  for (let c = 0; c < 3; c++) {
+    const under = data[3 * i + c]! * dark;
+    data[3 * i + c] = Math.max(0, Math.min(255, Math.round(under * (1 - a) + (src[at + c]! + g) * a)));
+  }
 }
 
 /**
@@ -662,12 +672,7 @@ function blurredComposite(data: Uint8Array, W: number, H: number, layer: HairLay
       const a = Math.min(1, A[j]!) * fade;
       const sh = S[j]! * fade;
       if (a <= 1e-3 && sh <= 0.004) continue;
-      const dark = 1 - 0.45 * sh;
-      const g = a > 1e-3 ? look.grain * 1.7 * noise() : 0;
-      for (let c = 0; c < 3; c++) {
-        const under = data[3 * i + c]! * dark;
-        data[3 * i + c] = Math.max(0, Math.min(255, Math.round(under * (1 - a) + (rgb[3 * j + c]! + g) * a)));
-      }
+      blendPixel(data, i, a, sh, rgb, 3 * j, a > 1e-3 ? look.grain * 1.7 * noise() : 0);
     }
   }
   giveBack(A, S, rgb, wt, ...(K ? [K] : []));
