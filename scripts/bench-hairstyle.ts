@@ -1,7 +1,8 @@
 // npm run bench -- hairstyle
-// The hairstyle pipeline in this process (CPU provider; BENCH_PROVIDER=cuda on a GPU host, see bench-setup.ts): on the astronaut photo (512x512) with
-// num_outputs 4, and on a 1 MP development photo (s6-centre-left x1.25, 1029x1029, from face-api's
-// sample6 via scripts/lib/dev-photos.ts) with one output, and with four (BiSeNet): per-stage
+// The hairstyle pipeline in this process (CPU provider; BENCH_PROVIDER=cuda on a GPU host, see
+// bench-setup.ts): on the astronaut photo (512x512) with num_outputs 4, and on a 1 MP development
+// photo (s6-centre-left x1.25, 1029x1029, from face-api's sample6 via scripts/lib/dev-photos.ts)
+// with one output, and with four (BiSeNet): per-stage
 // medians, latency per picture, per version.
 import fs from 'node:fs';
 import os from 'node:os';

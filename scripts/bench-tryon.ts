@@ -1,7 +1,8 @@
 // npm run bench -- tryon
 // The try-on pipeline on the standing person (360x962, 0.35 MP) and on a 1 MP development photo
 // (s6-red-dress: 732x1366 from face-api's sample6, fetched by test/helpers/dev-photos.ts) with the
-// project's garments, CPU provider (BENCH_PROVIDER=cuda on a GPU host, see bench-setup.ts): per-stage medians and the latency per picture, per clothes type.
+// project's garments, CPU provider (BENCH_PROVIDER=cuda on a GPU host, see bench-setup.ts):
+// per-stage medians and the latency per picture, per clothes type.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -1,8 +1,9 @@
 // Development photos of real people for the picture pipelines (issues 11 and 12), never committed:
 // `demo/sample5.jpg` (five women on stairs) and `demo/sample6.jpg` (four women standing) from
 // `@vladmandic/face-api@1.7.15` (MIT), fetched by `npm pack` (tarball and files sha256-pinned) into
-// models/cache/, then cropped here; and one small photo committed as a fixture (messi5.jpg, below). Samples 1-4 of that tarball are reserved for acceptance checks
-// outside the repository: they are not pinned here and must never be.
+// models/cache/, then cropped here; and one small photo committed as a fixture (messi5.jpg, below).
+// Samples 1-4 of that tarball are reserved for acceptance checks outside the repository: they are
+// not pinned here and must never be.
 //
 // Hairstyle crops: one square per person, centred on that person's face (the face about 30% of the
 // side, shoulders and parts of the neighbours in frame), so the target is the most central face and
@@ -105,8 +106,8 @@ async function cropOf(c: Crop, v: Variant): Promise<Buffer> {
  * Names of the hairstyle development crops (one target person each): face-api's first, then the
  * photos from elsewhere (the tests rotate styles and colours by position, so a new photo goes last).
  */
-export const HAIR_PHOTOS = Object.keys(HAIR_CROPS).filter((n) => n !== 'messi');
-export const HAIR_OTHER_PHOTOS = ['messi'];
+export const HAIR_PHOTOS = Object.keys(HAIR_CROPS).filter((n) => HAIR_CROPS[n]!.sample !== 'messi5');
+export const HAIR_OTHER_PHOTOS = Object.keys(HAIR_CROPS).filter((n) => HAIR_CROPS[n]!.sample === 'messi5');
 
 /** The rotated, mirrored and rescaled variants the hairstyle tests also run. */
 export const HAIR_VARIANTS: Array<{ base: string; variant: Variant }> = [
