@@ -87,6 +87,9 @@ function mad(a: RgbImage, b: RgbImage, mask: Uint8Array): number {
   return n ? d / n : NaN;
 }
 
+/** Whether pixel i differs between two images in any channel (PNG outputs: unchanged is exact). */
+const pixelChanged = (a: RgbImage, b: RgbImage, i: number) => a.data[3 * i] !== b.data[3 * i] || a.data[3 * i + 1] !== b.data[3 * i + 1] || a.data[3 * i + 2] !== b.data[3 * i + 2];
+
 /** The reference head frame: origin between the eyes, u along the eye line, unit = face width. */
 function referenceFrame(lm: ReferenceFace['landmarks']) {
   const mid = (ids: number[]) => [ids.reduce((s, i) => s + lm[i]![0], 0) / ids.length, ids.reduce((s, i) => s + lm[i]![1], 0) / ids.length] as const;
@@ -309,7 +312,7 @@ describe('hairstyle on the development photos (issue 11, independent references)
         for (let x = 323; x < 342; x++) {
           const i = y * W + x;
           n++;
-          if ([0, 1, 2].some((c) => out.data[3 * i + c] !== input.data[3 * i + c])) changed++;
+          if (pixelChanged(input, out, i)) changed++;
         }
       }
       expect(changed / n, style).toBeGreaterThan(0.75);
@@ -365,7 +368,7 @@ describe('hairstyle on the development photos (issue 11, independent references)
       for (let x = 0; x < W; x++) {
         const i = y * W + x;
         const d = Math.hypot(x + 0.5 - cx, y + 0.5 - cy) / size;
-        const changed = out.data[3 * i] !== input.data[3 * i] || out.data[3 * i + 1] !== input.data[3 * i + 1] || out.data[3 * i + 2] !== input.data[3 * i + 2];
+        const changed = pixelChanged(input, out, i);
         if (d > 5) {
           far++;
           if (changed) changedFar++;
