@@ -14,7 +14,7 @@ import { HAIRSTYLES, HAIR_COLORS, type HairColor, type Hairstyle } from '../src/
 import { fetchAll } from '../src/tooling/fetch-graphs.ts';
 import { loadRegistry } from '../src/models/registry.ts';
 import { SessionCache } from '../src/models/sessions.ts';
-import { analyze } from '../src/pipelines/hairstyle/analysis.ts';
+import { analyzeComplete } from '../src/pipelines/hairstyle/analysis.ts';
 import { fromFrame } from '../src/pipelines/hairstyle/frame.ts';
 import { UNDER } from '../src/pipelines/hairstyle/hair.ts';
 import { composite, fillRemoved, removalMask, renderHair } from '../src/pipelines/hairstyle/render.ts';
@@ -45,11 +45,11 @@ function label(text: string, width: number, h = 26): OverlayOptions['input'] {
  * Several photos (`a,b,c`): a grid with the originals on top, then one row per style, each photo
  * a column; the row's colour cycles through --colors, so every colour shows.
  */
-async function gridSheet(files: string[], styles: Hairstyle[], colors: HairColor[], ctx: Parameters<typeof analyze>[0], cell: number, outFile: string): Promise<void> {
+async function gridSheet(files: string[], styles: Hairstyle[], colors: HairColor[], ctx: Parameters<typeof analyzeComplete>[0], cell: number, outFile: string): Promise<void> {
   const head = 26;
   const tiles: OverlayOptions[] = [];
   const analyses = [];
-  for (const f of files) analyses.push(await analyze(ctx, [await decodeImage(await photoBytes(f), { maxPixels: 4e7 })], stageTimer()));
+  for (const f of files) analyses.push(await analyzeComplete(ctx, [await decodeImage(await photoBytes(f), { maxPixels: 4e7 })], stageTimer()));
   tiles.push({ input: label(`before: ${files.map((f) => f.replace(/^dev:/, '')).join(', ')}`, cell * files.length), left: 0, top: 0 });
   for (const [c, a] of analyses.entries()) tiles.push({ input: await rgbTile(a.analysis.image, cell), left: c * cell, top: head });
   for (const [r, style] of styles.entries()) {
@@ -94,7 +94,7 @@ export async function demoHairstyle(file: string | undefined, rest: string[]): P
     file = files[0]!;
   }
   const image = await decodeImage(await photoBytes(file), { maxPixels: 4e7 });
-  const { analysis, look, chosen } = await analyze(ctx, [image], stageTimer());
+  const { analysis, look, chosen } = await analyzeComplete(ctx, [image], stageTimer());
   const cell = cellSize;
   const head = 26;
   const tiles: OverlayOptions[] = [];

@@ -3,10 +3,13 @@
 //
 // Note: onnxruntime-node executes `session.run` on the calling JS thread (the promise resolves
 // after the native run). Callers must therefore run sessions inside worker threads, never on the
-// event loop of a process that serves HTTP or renews Redis locks (see queue/pipeline-pool.ts).
+// event loop of a process that serves HTTP or renews Redis locks (see queue/pipeline-pool.ts); and
+// a pipeline thread that wants to do its own JavaScript work while a model runs opens its sessions
+// in a ModelThread (below).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
 
 export type ExecutionProvider = 'cpu' | 'cuda' | 'webgpu';
@@ -54,11 +57,15 @@ export const ORT_PROVIDER_NAMES: Readonly<Record<ExecutionProvider, string>> = {
 // Quiet onnxruntime's own warnings (e.g. unused initializers in converted graphs); errors still throw.
 ort.env.logLevel = 'error';
 
-type OpenOptions = Omit<SessionOptions, 'allowSpinning'> & { allowSpinning?: boolean };
+type OpenOptions = Omit<SessionOptions, 'allowSpinning'> & {
+  allowSpinning?: boolean;
+  /** Open the session in this thread (its runs leave the calling thread free), not on the caller's. */
+  thread?: ModelThread;
+};
 
-async function open(graphPath: string, provider: ExecutionProvider, opts: OpenOptions, more: ort.InferenceSession.SessionOptions = {}) {
-  return ort.InferenceSession.create(graphPath, {
-    ...more,
+/** onnxruntime's session options for one provider (plain data: a ModelThread's open message carries them). */
+function ortOptions(provider: ExecutionProvider, opts: OpenOptions): ort.InferenceSession.SessionOptions {
+  return {
     executionProviders: [provider],
     intraOpNumThreads: opts.intraOpThreads,
     interOpNumThreads: 1,
@@ -67,15 +74,21 @@ async function open(graphPath: string, provider: ExecutionProvider, opts: OpenOp
     // Spinning intra-op threads keep cores busy between runs, starving the worker's own event
     // loop (Redis, HTTP downloads) and sharp on small machines; measured in scripts/bench.ts.
     extra: { session: { intra_op: { allow_spinning: opts.allowSpinning ? '1' : '0' } } },
-  });
+  };
+}
+
+async function open(graphPath: string, provider: ExecutionProvider, opts: OpenOptions, more: ort.InferenceSession.SessionOptions = {}) {
+  return ort.InferenceSession.create(graphPath, { ...more, ...ortOptions(provider, opts) });
 }
 
 /** Opens a graph on the requested provider, falling back to cpu (with onFallback) when that fails. */
 export async function createSession(graphPath: string, opts: OpenOptions): Promise<ModelSession> {
   let provider = opts.provider;
-  let session: ort.InferenceSession;
+  const { thread } = opts;
+  const openOn = async (p: ExecutionProvider) => (thread ? thread.open(graphPath, p, ortOptions(p, opts)) : wrap(await open(graphPath, p, opts), p));
+  let session: ModelSession;
   try {
-    session = await open(graphPath, provider, opts);
+    session = await openOn(provider);
   } catch (e) {
     if (provider === 'cpu') throw e;
     // CUDA's provider library is not in the npm package ("bundled: false" even once installed):
@@ -84,9 +97,9 @@ export async function createSession(graphPath: string, opts: OpenOptions): Promi
     if (opts.fallback === false) throw new Error(`execution provider ${provider} unavailable${hint}: ${(e as Error).message}`, { cause: e });
     opts.onFallback?.(`execution provider ${provider} unavailable${hint}: ${(e as Error).message.split('\n')[0]}; using cpu`);
     provider = 'cpu';
-    session = await open(graphPath, provider, opts);
+    session = await openOn(provider);
   }
-  return wrap(session, provider);
+  return session;
 }
 
 /** Where one run's nodes executed: onnxruntime's provider name -> nodes, and the op types run on cpu. */
@@ -171,4 +184,145 @@ export function describeFeeds(feeds: Record<string, FloatTensor>): string {
   return Object.entries(feeds)
     .map(([n, t]) => `${n}: float32[${t.dims.join(',')}]`)
     .join(', ');
+}
+
+/**
+ * The model thread's code (a worker evaluated from this string: it needs nothing of this project but
+ * onnxruntime, found at `workerData.ort`). Messages: open (a graph, onnxruntime's options), run (a
+ * session's feeds), release; each answered with the same id, `ok` or `error`. Tensors travel by
+ * structured clone (copied: the caller keeps its arrays, the answer's arrays are the thread's own).
+ */
+const MODEL_THREAD_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const ready = import(workerData.ort).then((m) => { m.env.logLevel = 'error'; return m; });
+const sessions = new Map();
+parentPort.on('message', async (m) => {
+  try {
+    const ort = await ready;
+    if (m.op === 'open') {
+      const s = await ort.InferenceSession.create(m.path, m.options);
+      sessions.set(m.sid, s);
+      parentPort.postMessage({ id: m.id, ok: { inputNames: s.inputNames, outputNames: s.outputNames } });
+    } else if (m.op === 'run') {
+      const feeds = {};
+      for (const [name, t] of Object.entries(m.feeds)) feeds[name] = new ort.Tensor(t.type, t.data, t.dims);
+      const results = await sessions.get(m.sid).run(feeds);
+      const out = {};
+      for (const [name, t] of Object.entries(results)) out[name] = { type: t.type, data: t.data, dims: t.dims };
+      parentPort.postMessage({ id: m.id, ok: out });
+    } else if (m.op === 'release') {
+      const s = sessions.get(m.sid);
+      sessions.delete(m.sid);
+      if (s) await s.release();
+      parentPort.postMessage({ id: m.id, ok: true });
+    }
+  } catch (e) {
+    parentPort.postMessage({ id: m.id, error: (e && e.message) || String(e) });
+  }
+});
+`;
+
+interface ThreadAnswer {
+  id: number;
+  ok?: unknown;
+  error?: string;
+}
+
+/**
+ * A thread of its own for onnxruntime: the sessions opened in it run there, so the thread that
+ * called `run` goes on with its own JavaScript meanwhile (the hairstyle draws its new hair while
+ * BiSeNet parses the photo). Runs of its sessions take turns in it, as they would on the caller's
+ * thread. The thread holds the process open only while a call is in flight. If it dies (a native
+ * crash, out of memory), every call in flight and every later call of its sessions fails, and
+ * `alive` turns false: its owner (models/sessions.ts) opens a new thread and loads again.
+ */
+export class ModelThread {
+  private worker: Worker | null = null;
+  private readonly calls = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private nextId = 1;
+  private dead: Error | null = null;
+
+  get alive(): boolean {
+    return this.dead === null;
+  }
+
+  /** Opens a graph in the thread (the options as createSession builds them for `provider`). */
+  async open(graphPath: string, provider: ExecutionProvider, options: ort.InferenceSession.SessionOptions): Promise<ModelSession> {
+    const sid = this.nextId++;
+    const { inputNames, outputNames } = (await this.call({ op: 'open', sid, path: graphPath, options })) as { inputNames: string[]; outputNames: string[] };
+    const runAny = async (feeds: Record<string, AnyTensor>) => {
+      const msg: Record<string, { type: string; data: AnyTensor['data']; dims: readonly number[] }> = {};
+      for (const [name, t] of Object.entries(feeds)) msg[name] = { type: tensorType(t.data), data: t.data, dims: t.dims };
+      const out = (await this.call({ op: 'run', sid, feeds: msg })) as Record<string, { type: string; data: AnyTensor['data']; dims: readonly number[] }>;
+      return out;
+    };
+    return {
+      inputNames,
+      outputNames,
+      provider,
+      async run(feeds) {
+        const out = await runAny(feeds);
+        const res: Record<string, FloatTensor> = {};
+        for (const [name, t] of Object.entries(out)) {
+          if (!(t.data instanceof Float32Array)) throw new Error(`output ${name}: expected float32, got ${(t as { type: string }).type}`);
+          res[name] = { data: t.data, dims: t.dims };
+        }
+        return res;
+      },
+      async runAny(feeds) {
+        const out = await runAny(feeds);
+        return Object.fromEntries(Object.entries(out).map(([name, t]) => [name, { data: t.data, dims: t.dims }]));
+      },
+      release: async () => {
+        if (this.dead) return;
+        await this.call({ op: 'release', sid });
+      },
+    };
+  }
+
+  /** Ends the thread, its sessions with it: their later calls fail. */
+  async close(): Promise<void> {
+    const w = this.worker;
+    this.worker = null;
+    this.dead ??= new Error('closed');
+    for (const c of this.calls.values()) c.reject(new Error('model thread closed'));
+    this.calls.clear();
+    if (w) await w.terminate();
+  }
+
+  private call(msg: Record<string, unknown>): Promise<unknown> {
+    if (this.dead) return Promise.reject(new Error(`model thread gone: ${this.dead.message}`));
+    const w = this.thread();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.calls.set(id, { resolve, reject });
+      if (this.calls.size === 1) w.ref();
+      w.postMessage({ ...msg, id });
+    });
+  }
+
+  private thread(): Worker {
+    if (this.worker) return this.worker;
+    const w = new Worker(MODEL_THREAD_SOURCE, { eval: true, workerData: { ort: import.meta.resolve('onnxruntime-node') } });
+    w.unref();
+    w.on('message', (a: ThreadAnswer) => {
+      const c = this.calls.get(a.id);
+      if (!c) return;
+      this.calls.delete(a.id);
+      if (this.calls.size === 0) w.unref();
+      if (a.error !== undefined) c.reject(new Error(a.error));
+      else c.resolve(a.ok);
+    });
+    const fail = (e: Error) => {
+      if (this.worker !== w) return;
+      this.dead = e;
+      this.worker = null;
+      for (const c of this.calls.values()) c.reject(new Error(`model thread gone: ${e.message}`));
+      this.calls.clear();
+    };
+    w.on('error', fail);
+    w.on('exit', (code) => fail(new Error(`the model thread exited (code ${code})`)));
+    this.worker = w;
+    return w;
+  }
 }

@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import { AppError } from '../errors/codes.ts';
 import { DynamicBatcher, type BatcherStats } from './batcher.ts';
 import type { VersionId } from '../domain/version-id.ts';
-import { createSession, type ExecutionProvider, type ModelSession } from './onnx.ts';
+import { createSession, ModelThread, type ExecutionProvider, type ModelSession } from './onnx.ts';
 import type { Registry } from './registry.ts';
 
 export interface SessionCacheOptions {
@@ -28,6 +28,11 @@ export interface SessionCacheOptions {
    * batch sizes); worth it only where a thread runs several tasks at once. @defaultValue false
    */
   batching?: boolean;
+  /**
+   * Run the graphs in a thread of their own (one ModelThread for the cache), so the caller's
+   * JavaScript goes on while a model runs; false: on the caller's thread. @defaultValue true
+   */
+  modelThread?: boolean;
 }
 
 /** A version's `params.batching`: which graph, and the batcher's limits (defaults: all sizes, 2 ms). */
@@ -66,6 +71,8 @@ export class SessionCache {
   private readonly batchers = new Map<string, Promise<DynamicBatcher> | DynamicBatcher>();
   private loads = 0;
   private evictions = 0;
+  /** Where the sessions run (modelThread): made on the first load, again if it dies. */
+  private thread: ModelThread | null = null;
 
   constructor(
     private readonly registry: Registry,
@@ -144,6 +151,13 @@ export class SessionCache {
       return Promise.reject(e);
     }
     const { key, file, label } = where;
+    // A dead model thread took its sessions with it: they are loaded again, in a new one.
+    if (this.thread && !this.thread.alive) {
+      this.opts.warn('model thread gone: its graphs are loaded again');
+      this.entries.clear();
+      this.batchers.clear();
+      this.thread = null;
+    }
     this.inRun.add(key);
     const hit = this.entries.get(key);
     if (hit) {
@@ -207,6 +221,9 @@ export class SessionCache {
     this.entries.clear();
     this.batchers.clear();
     await Promise.allSettled(all.map(async (e) => (await e.session).release()));
+    const thread = this.thread;
+    this.thread = null;
+    await thread?.close();
   }
 
   /** Releases least recently used graphs (not pinned, not in the current run) until within budget. */
@@ -242,7 +259,9 @@ export class SessionCache {
   }
 
   private load(file: string): Promise<ModelSession> {
+    if (this.opts.modelThread !== false) this.thread ??= new ModelThread();
     return createSession(file, {
+      thread: this.thread ?? undefined,
       provider: this.opts.provider,
       intraOpThreads: this.opts.intraOpThreads,
       allowSpinning: this.opts.allowSpinning,

@@ -5,7 +5,7 @@
 // -> labels at full resolution (nearest) and soft class masks (bilinear + feather).
 import { cropSquare, placeMask, scaledFloats, type RgbImage } from '../imaging/image.ts';
 import { resampleSquare } from '../imaging/resample.ts';
-import type { ModelSession } from '../models/onnx.ts';
+import type { AnyTensor, ModelSession } from '../models/onnx.ts';
 import { numberParam } from '../models/params.ts';
 import type { StageTimer } from '../domain/stage-timer.ts';
 import type { Face } from './face-detection.ts';
@@ -64,12 +64,27 @@ export function cropAround(face: Face, cropScale: number, cropShift = 0.12): { x
 
 /** Runs BiSeNet on the crop around `face` and maps the labels back to full resolution. */
 export async function parseFace(session: ModelSession, image: RgbImage, face: Face, p: FaceParsingParams, t: StageTimer): Promise<FaceParse> {
+  return (await parseFaceSoon(session, image, face, p, t)).parse;
+}
+
+/**
+ * parseFace in two steps: resolves once BiSeNet's run has started, with its labels to come. On a
+ * session in a model thread (models/onnx.ts ModelThread) the caller's JavaScript runs meanwhile.
+ */
+export async function parseFaceSoon(session: ModelSession, image: RgbImage, face: Face, p: FaceParsingParams, t: StageTimer): Promise<{ parse: Promise<FaceParse> }> {
   const S = p.parserSize;
   const crop = cropAround(face, p.cropScale, p.cropShift);
   const tensor = await t.time('preprocess', async () =>
     scaledFloats(p.resample === 'js' ? resampleSquare(image, crop.x, crop.y, crop.size, S) : await cropSquare(image, crop.x, crop.y, crop.size, S), 127.5, -1),
   );
-  const out = await t.infer('inference', () => session.runAny({ [session.inputNames[0]!]: { data: tensor, dims: [1, S, S, 3] } }));
+  const run = t.infer('inference', () => session.runAny({ [session.inputNames[0]!]: { data: tensor, dims: [1, S, S, 3] } }));
+  const parse = run.then((out) => labelsOf(session, out, image, face, crop, S, t));
+  // Awaited by the caller later; a failure before then must not count as unhandled.
+  parse.catch(() => {});
+  return { parse };
+}
+
+function labelsOf(session: ModelSession, out: Record<string, AnyTensor>, image: RgbImage, face: Face, crop: FaceParse['crop'], S: number, t: StageTimer): Promise<FaceParse> {
   return t.time('postprocess', () => {
     const raw = out[session.outputNames[0]!]!.data;
     const small = new Uint8Array(S * S);

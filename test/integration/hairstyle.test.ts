@@ -11,7 +11,7 @@ import { decodeImage, type RgbImage } from '../../src/imaging/image.ts';
 import { loadRegistry } from '../../src/models/registry.ts';
 import { SessionCache } from '../../src/models/sessions.ts';
 import { stageTimer } from '../../src/domain/stage-timer.ts';
-import { analyze } from '../../src/pipelines/hairstyle/analysis.ts';
+import { analyzeComplete } from '../../src/pipelines/hairstyle/analysis.ts';
 import { hairstyle } from '../../src/pipelines/hairstyle/pipeline.ts';
 import { composite, fillRemoved, removalMask, renderHair, type HairLayer, type HeadAnalysis, type Look } from '../../src/pipelines/hairstyle/render.ts';
 import { TEMPLATES, variantFor } from '../../src/pipelines/hairstyle/templates.ts';
@@ -54,7 +54,7 @@ const results = new Map<string, RgbImage>();
 
 beforeAll(async () => {
   image = await decodeImage(astronautBytes, { maxPixels: 4e7 });
-  ({ analysis, look } = await analyze(ctx, [image], stageTimer()));
+  ({ analysis, look } = await analyzeComplete(ctx, [image], stageTimer()));
   for (const style of HAIRSTYLES) {
     const layer = renderHair(analysis, look, style, variantFor(1, 0));
     layers.set(style, layer);
@@ -219,7 +219,7 @@ describe('hairstyle without BiSeNet (person segmentation + landmarks + colour st
     expect(Object.keys(v.manifest.graphs).sort()).toEqual(['detector', 'landmarks', 'segmenter']);
     const c: PipelineContext = { params: v.manifest.params, session: (g) => sessions.get(v.id, g), maxPixels: 4e7 };
     const img = await decodeImage(astronautBytes, { maxPixels: 4e7 });
-    const { analysis: an, look: lk } = await analyze(c, [img], stageTimer());
+    const { analysis: an, look: lk } = await analyzeComplete(c, [img], stageTimer());
     // The hair it finds overlaps BiSeNet's hair well (the same head, found another way).
     let inter = 0, uni = 0;
     for (let i = 0; i < an.hair.length; i++) {

@@ -13,7 +13,7 @@ import type { PipelineContext } from '../types.ts';
 import { anchorsOf, frameU, frameV, makeFrame, rollDegrees, yawDegrees } from './frame.ts';
 import { AppError } from '../../errors/codes.ts';
 import { hairFromParsing, hairFromSegmentation, kthSmallest } from './hair.ts';
-import type { HeadAnalysis, Look } from './render.ts';
+import type { HeadAnalysis, HeadGeometry, Look } from './render.ts';
 import { labAt } from '../../steps/color.ts';
 import { blurSigma } from '../../imaging/blur.ts';
 import { maskBox, type Region } from '../../imaging/morphology.ts';
@@ -151,7 +151,20 @@ const shifted = (f: Face, dx: number, dy: number): Face => ({
   keypoints: Object.fromEntries(Object.entries(f.keypoints).map(([k, p]) => [k, { ...p, x: p.x + dx, y: p.y + dy }])) as Face['keypoints'],
 });
 
-export async function analyze(ctx: PipelineContext, images: readonly RgbImage[], t: StageTimer): Promise<{ analysis: HeadAnalysis; look: Look; notes: string[]; chosen: Candidate; region: Region | null }> {
+/** What analyze gives: the head at once, the rest once the models have found the photo's own hair. */
+export interface Analyzed {
+  /** Enough to draw the hair (render.ts drawHair): the pipeline draws while the models run. */
+  head: HeadGeometry;
+  /** The photo's look as far as the face tells it (the stubble's natural colour needs the hair). */
+  light: Omit<Look, 'natural'>;
+  /** The complete analysis and look. */
+  complete: Promise<{ analysis: HeadAnalysis; look: Look }>;
+  notes: string[];
+  chosen: Candidate;
+  region: Region | null;
+}
+
+export async function analyze(ctx: PipelineContext, images: readonly RgbImage[], t: StageTimer): Promise<Analyzed> {
   const P = (k: string) => numberParam(ctx.params, k, 'hairstyle');
   const { best: chosen, notes } = await chooseBestPhoto(await ctx.session('detector'), images, photoRules(ctx.params), t);
   // From here on the photo is its work region (when it is a part of it): the caller pastes the
@@ -192,16 +205,29 @@ export async function analyze(ctx: PipelineContext, images: readonly RgbImage[],
   // Other people's pixels (nearer another face) are never changed by the removal.
   const others = await t.time('postprocess', () => othersMask(best.face, best.others, W, H));
   const base = { image: best.image, frame, anchors, protect, others };
-  const found =
+  const light = measureLook(base);
+  // Once the models run (in their thread), this resolves and the caller draws meanwhile.
+  const { found } =
     stringParam(ctx.params, 'hair_source', 'hairstyle') === 'parsing'
       ? await hairFromParsing(await ctx.session('parser'), await ctx.session('segmenter'), { width: P('segmenter_width'), height: P('segmenter_height') }, base, best.face, readParsingParams(ctx.params), t)
       : await hairFromSegmentation(await ctx.session('segmenter'), { width: P('segmenter_width'), height: P('segmenter_height') }, base, lm, t);
-  // Shaved stubble shows the scalp through the person's own hair colour: 60% skin, 40% hair.
-  const hairRgb = naturalColour(best.image, found.hair);
-  const skinRgb = naturalColour(best.image, protect, 1);
-  const look = { ...measureLook(base), natural: [0, 1, 2].map((c) => 0.6 * skinRgb[c]! + 0.4 * hairRgb[c]!) as [number, number, number] };
+  const complete = found.then((hair) => {
+    // Shaved stubble shows the scalp through the person's own hair colour: 60% skin, 40% hair.
+    const hairRgb = naturalColour(best.image, hair.hair);
+    const skinRgb = naturalColour(best.image, protect, 1);
+    const look: Look = { ...light, natural: [0, 1, 2].map((c) => 0.6 * skinRgb[c]! + 0.4 * hairRgb[c]!) as [number, number, number] };
+    return { analysis: { ...base, ...hair, skin: skinRgb }, look };
+  });
+  // Awaited by the caller after its drawing; a failure before then must not count as unhandled.
+  complete.catch(() => {});
   notes.push(`face roll ${rollDegrees(frame).toFixed(1)} degrees, yaw ${yaw.toFixed(1)} degrees, face width ${Math.round(frame.scale)} px, ${best.others.length} other face(s) left alone`);
-  notes.push(`look: light from the ${look.lightSide >= 0 ? 'right' : 'left'} (${look.lightSide.toFixed(2)}), exposure ${look.exposure.toFixed(2)}, grain ${look.grain.toFixed(1)}, blur ${look.blur.toFixed(1)} px`);
+  notes.push(`look: light from the ${light.lightSide >= 0 ? 'right' : 'left'} (${light.lightSide.toFixed(2)}), exposure ${light.exposure.toFixed(2)}, grain ${light.grain.toFixed(1)}, blur ${light.blur.toFixed(1)} px`);
   if (region) notes.push(`worked on ${region.width}x${region.height} px of the photo around the face (at ${region.x}, ${region.y})`);
-  return { analysis: { ...base, ...found, skin: skinRgb }, look, notes, chosen, region };
+  return { head: base, light, complete, notes, chosen, region };
+}
+
+/** analyze, waited out: the complete analysis at once (for tools and tests that draw afterwards). */
+export async function analyzeComplete(ctx: PipelineContext, images: readonly RgbImage[], t: StageTimer): Promise<Omit<Analyzed, 'complete'> & { analysis: HeadAnalysis; look: Look }> {
+  const a = await analyze(ctx, images, t);
+  return { ...a, ...(await a.complete) };
 }

@@ -16,8 +16,8 @@ import type { StageTimer } from '../../domain/stage-timer.ts';
 import { labAt, skinLike } from '../../steps/color.ts';
 import type { Face } from '../../steps/face-detection.ts';
 import type { Landmark } from '../../steps/face-mesh.ts';
-import { CELEBAMASK_CLASSES, CLASS, parseFace, softClassMask, type FaceParse, type FaceParsingParams } from '../../steps/face-parsing.ts';
-import { segmentPerson, segmentPersonSoon } from '../../steps/person-segmentation.ts';
+import { CELEBAMASK_CLASSES, CLASS, parseFaceSoon, softClassMask, type FaceParse, type FaceParsingParams } from '../../steps/face-parsing.ts';
+import { segmentPersonSoon } from '../../steps/person-segmentation.ts';
 import { frameU, frameV, fromFrame, type Anchors, type Frame } from './frame.ts';
 
 /** Fill groups: what a removed hair pixel most likely hides. 0 = nothing to fill. */
@@ -241,18 +241,25 @@ function undetectedOthers(h: Head, labels: Uint8Array, crop: Box, person: Uint8A
  * Hair by BiSeNet face parsing, the target's only, and what it hides. The person mask keeps the
  * background fill from copying other people: BiSeNet labels everyone but its own person background.
  */
-export async function hairFromParsing(parser: ModelSession, seg: ModelSession, segSize: { width: number; height: number }, h: Head, face: Face, p: FaceParsingParams, t: StageTimer): Promise<HairFinding> {
+export async function hairFromParsing(parser: ModelSession, seg: ModelSession, segSize: { width: number; height: number }, h: Head, face: Face, p: FaceParsingParams, t: StageTimer): Promise<{ found: Promise<HairFinding> }> {
   const { image } = h;
-  // The person mask's model first: its placement at full resolution (sharp, on a libuv thread)
-  // then runs on the other core while BiSeNet runs here (~14 ms of a 1 MP job's wall time).
+  // The person mask's model first, BiSeNet queued behind it: the mask's placement at full
+  // resolution (sharp, on a libuv thread) then runs on another core while BiSeNet runs (~14 ms of
+  // a 1 MP job's wall time).
   const seg1 = await segmentPersonSoon(seg, image, segSize.width, segSize.height, t, { stages: ['segmentation', 'segmentation', 'segmentation'] });
-  const parse = await parseFace(parser, image, face, p, t);
-  // The hair's placement (sharp too) alongside the wait for the person mask's.
-  const [person, soft] = await Promise.all([t.time('segmentation', () => seg1.mask), softClassMask(parse, image, [CLASS.hair, CLASS.hat], 1)]);
-  // The analysis runs in module-level functions, not in a closure made per call: V8 keeps their
-  // optimized code from one task to the next (a fresh closure's loops ran interpreted, every task,
-  // until on-stack replacement compiled them again: a large share of this stage at 1 MP).
-  return t.time('postprocess', () => parsedHair(h, parse, soft, person));
+  // Returns once BiSeNet runs: the caller may draw meanwhile (the sessions run in a model thread).
+  const { parse: parsing } = await parseFaceSoon(parser, image, face, p, t);
+  const found = (async () => {
+    const parse = await parsing;
+    // The hair's placement (sharp too) alongside the wait for the person mask's.
+    const [person, soft] = await Promise.all([t.time('segmentation', () => seg1.mask), softClassMask(parse, image, [CLASS.hair, CLASS.hat], 1)]);
+    // The analysis runs in module-level functions, not in a closure made per call: V8 keeps their
+    // optimized code from one task to the next (a fresh closure's loops ran interpreted, every task,
+    // until on-stack replacement compiled them again: a large share of this stage at 1 MP).
+    return t.time('postprocess', () => parsedHair(h, parse, soft, person));
+  })();
+  found.catch(() => {});
+  return { found };
 }
 
 /** hairFromParsing's analysis of the parser's labels and soft hair mask (see there). */
@@ -444,11 +451,20 @@ function sourcesOf(h: Head, parse: FaceParse, crop: Box, inCrop: Uint8Array, sof
   return sources;
 }
 
-/** Original hair without BiSeNet: the person mask, off the face, near the head, hair-coloured. */
-export async function hairFromSegmentation(seg: ModelSession, size: { width: number; height: number }, h: Head, lm: readonly Landmark[], t: StageTimer): Promise<HairFinding> {
+/**
+ * Original hair without BiSeNet: the person mask, off the face, near the head, hair-coloured.
+ * Returns once the person mask's model runs (as hairFromParsing does).
+ */
+export async function hairFromSegmentation(seg: ModelSession, size: { width: number; height: number }, h: Head, lm: readonly Landmark[], t: StageTimer): Promise<{ found: Promise<HairFinding> }> {
+  const s = await segmentPersonSoon(seg, h.image, size.width, size.height, t, { stages: ['segmentation', 'segmentation', 'segmentation'] });
+  const found = s.small.then(() => t.time('segmentation', () => s.mask)).then((person) => t.time('postprocess', () => segmentedHair(h, lm, person)));
+  found.catch(() => {});
+  return { found };
+}
+
+/** hairFromSegmentation's analysis of the person mask (see there). */
+function segmentedHair(h: Head, lm: readonly Landmark[], person: Uint8Array): HairFinding {
   const { image, frame, anchors, protect } = h;
-  const { width: W, height: H } = size;
-  const person = await segmentPerson(seg, image, W, H, t, { stages: ['segmentation', 'segmentation', 'segmentation'] });
   // Hair colour: median Lab of person pixels just above the forehead (landmark 10).
   // One list a channel, the median by selection (the value a sorted copy holds at n >> 1).
   const samples: [number[], number[], number[]] = [[], [], []];

@@ -16,7 +16,7 @@ import { stageTimer } from '../../domain/stage-timer.ts';
 import { jsonFile, maskFile, pictureFile } from '../output.ts';
 import { definePipeline } from '../types.ts';
 import { analyze } from './analysis.ts';
-import { alphaMask, composite, fillRemoved, releaseLayer, removalMask, renderHair } from './render.ts';
+import { alphaMask, composite, drawHair, fillRemoved, placeHair, releaseLayer, removalMask } from './render.ts';
 import { hairstyleSpec } from './spec.ts';
 import { variantFor } from './templates.ts';
 
@@ -24,7 +24,7 @@ export const hairstyle = definePipeline(hairstyleSpec, async (ctx, input, files)
   const t = stageTimer(ctx.signal);
   const photos = files.image_files;
   const images = await t.time('decode', () => Promise.all(photos.map((bytes) => decodeImage(bytes, { maxPixels: ctx.maxPixels }))));
-  const { analysis, look, notes, chosen, region } = await analyze(ctx, images, t);
+  const { head, light, complete, notes, chosen, region } = await analyze(ctx, images, t);
   // Deterministic variants: the same photos and choices give the same pictures on a retry.
   const digest = createHash('sha256');
   for (const bytes of photos) digest.update(bytes);
@@ -34,11 +34,14 @@ export const hairstyle = definePipeline(hairstyleSpec, async (ctx, input, files)
   // The chosen photo's size: the analysis may be of its work region only, pasted back below.
   const { width, height } = chosen.image;
   const outFiles = [];
-  const variants = [];
+  const variants = Array.from({ length: input.num_outputs }, (_, k) => variantFor(seed, k));
+  // The first picture's hair is drawn while the models look for the photo's own hair (they run in
+  // their own thread): on one picture that hides most of the drawing's time.
+  const drawn = await t.time('render', () => drawHair(head, light, input.hairstyle, variants[0]!));
+  const { analysis, look } = await complete;
   for (let k = 0; k < input.num_outputs; k++) {
-    const p = variantFor(seed, k);
-    variants.push(p);
-    const layer = await t.time('render', () => renderHair(analysis, look, input.hairstyle, p));
+    const p = variants[k]!;
+    const layer = await t.time('render', () => placeHair(analysis, k === 0 ? drawn : drawHair(head, light, input.hairstyle, p)));
     const hole = await t.time('removal', () => removalMask(analysis, layer));
     const filled = await t.time('removal', () => fillRemoved(analysis, hole, seed));
     // The fill is this picture's own copy (unless nothing was filled): the hair is drawn into it.

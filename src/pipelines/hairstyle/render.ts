@@ -38,6 +38,9 @@ export interface HeadAnalysis {
   skin: readonly [number, number, number];
 }
 
+/** What drawing the hair needs of the analysis: the head, before the photo's own hair is known. */
+export type HeadGeometry = Pick<HeadAnalysis, 'image' | 'frame' | 'anchors' | 'protect'>;
+
 export interface HairLayer {
   /** Coverage 0..1 per pixel. */
   alpha: Float32Array;
@@ -101,7 +104,7 @@ function pow14(x: number): number {
  * Only 8x8 blocks whose centre lies within reach of the outline are visited (most of the head's
  * bounding box is empty for short styles).
  */
-function rasterize(an: HeadAnalysis, look: Look, t: Template, p: Variant, layer: HairLayer, under: boolean): void {
+function rasterize(an: HeadGeometry, look: Pick<Look, 'lightSide'>, t: Template, p: Variant, layer: HairLayer, under: boolean): void {
   const { image, frame: f, anchors: a } = an;
   const W = image.width;
   const H = image.height;
@@ -152,8 +155,8 @@ function rasterize(an: HeadAnalysis, look: Look, t: Template, p: Variant, layer:
       for (let y = by; y < yb; y++) {
         for (let x = bx; x < xb; x++) {
           const i = y * W + x;
-          // Never on the face; behind other people (their pixels, nearer their face than the target's).
-          if (an.protect[i] || (an.others[i] && an.person[i]! > 128)) continue;
+          // Never on the face (behind other people: placeHair, once they are known).
+          if (an.protect[i]) continue;
           const u = frameU(f, x + 0.5, y + 0.5), v = frameV(f, x + 0.5, y + 0.5);
           const raw = t.sdf(u, v, ctx);
           if (raw > reach) continue;
@@ -333,16 +336,53 @@ function castShadow(an: HeadAnalysis, layer: HairLayer): Float32Array {
   return out;
 }
 
-/** Draws a template for one variant. */
-export function renderHair(an: HeadAnalysis, look: Look, style: Hairstyle, p: Variant): HairLayer {
+/**
+ * Draws a template for one variant: the hair as drawn, in front of everything but the face (no
+ * contact shadow yet). Needs only the head (HeadGeometry), so the pipeline draws its first picture
+ * while the models still look for the photo's own hair and its people; placeHair finishes it.
+ */
+export function drawHair(an: HeadGeometry, look: Pick<Look, 'lightSide'>, style: Hairstyle, p: Variant): HairLayer {
   const n = an.image.width * an.image.height;
   // Planes from the thread's pool (imaging/scratch.ts): the pipeline gives them back (releaseLayer)
   // once a picture is encoded.
   const layer: HairLayer = { alpha: takePlane(n), shade: takePlane(n), shadow: new Float32Array(0), stubble: takePlane(n), tone: takePlane(n), sheen: takePlane(n), box: { x0: an.image.width, y0: an.image.height, x1: 0, y1: 0 } };
   rasterize(an, look, TEMPLATES[style], p, layer, false);
   if (style === 'Mohawk') rasterize(an, look, SHAVED_SIDES, p, layer, true);
+  return layer;
+}
+
+/**
+ * A drawn layer put into the photo: behind other people (their pixels, nearer their face than the
+ * target's, where the person mask holds them), its box shrunk to what is left drawn, and the
+ * contact shadow it casts. Per pixel the same as drawing behind them in the first place: the
+ * rasterizer's pixels are independent of each other (the Mohawk's second pass fills only room the
+ * first left, on pixels cleared here alike).
+ */
+export function placeHair(an: HeadAnalysis, layer: HairLayer): HairLayer {
+  const W = an.image.width;
+  const { x0, y0, x1, y1 } = layer.box;
+  const box = { x0: W, y0: an.image.height, x1: 0, y1: 0 };
+  for (let y = y0; y < y1; y++) {
+    for (let x = x0, i = y * W + x0; x < x1; x++, i++) {
+      if (an.others[i] && an.person[i]! > 128) {
+        layer.alpha[i] = layer.shade[i] = layer.stubble[i] = layer.tone[i] = layer.sheen[i] = 0;
+        continue;
+      }
+      if (layer.alpha[i]! <= 0) continue;
+      if (x < box.x0) box.x0 = x;
+      if (x >= box.x1) box.x1 = x + 1;
+      if (y < box.y0) box.y0 = y;
+      if (y >= box.y1) box.y1 = y + 1;
+    }
+  }
+  layer.box = box;
   layer.shadow = castShadow(an, layer);
   return layer;
+}
+
+/** drawHair, then placeHair: a layer in one step, once the analysis is complete. */
+export function renderHair(an: HeadAnalysis, look: Look, style: Hairstyle, p: Variant): HairLayer {
+  return placeHair(an, drawHair(an, look, style, p));
 }
 
 /** Gives a layer's planes back to the thread's pool: the layer must not be read afterwards. */
