@@ -129,6 +129,11 @@ const EnvSchema = z.object({
   JOB_ATTEMPTS: int(1, 20).default(3),
   /** SIGTERM drain bound: in-flight tasks not done by then are handed back to the queue. @defaultValue 25000 */
   DRAIN_TIMEOUT_MS: int(0).default(25_000),
+  /**
+   * How long a process starting while Redis is away waits for it before giving up (exit 1); a
+   * worker (re)started during a Redis restart then joins once Redis is back. @defaultValue 60000
+   */
+  REDIS_START_WAIT_MS: int(0).default(60_000),
   /** Largest input file accepted, in bytes. @defaultValue 20971520 (20 MiB) */
   INPUT_MAX_BYTES: int(1).default(20 * 1024 * 1024),
   /** Whole-download timeout of one input file. @defaultValue 15000 */
@@ -246,6 +251,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env) {
     lostTaskCheckMs: e.LOST_TASK_CHECK_MS,
     jobAttempts: e.JOB_ATTEMPTS,
     drainTimeoutMs: e.DRAIN_TIMEOUT_MS,
+    redisStartWaitMs: e.REDIS_START_WAIT_MS,
     input: Object.freeze({
       maxBytes: e.INPUT_MAX_BYTES,
       timeoutMs: e.INPUT_TIMEOUT_MS,

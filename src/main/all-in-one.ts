@@ -20,7 +20,7 @@ try {
     log.info({ redisUrl, dir: path.join(config.dataDir, 'redis') }, 'embedded redis-server started');
   }
   const services = createServices(config, redisUrl, log);
-  await checkKeyLayout(config, services);
+  await checkKeyLayout(config, services, log);
   const worker = createWorker(config, services, redisUrl, log);
   const app = await createApi(config, services);
   onShutdown(log, async () => {

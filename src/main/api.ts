@@ -10,7 +10,7 @@ try {
   const log = createLogger(config.logLevel, 'api');
   if (!config.redisUrl) throw new ConfigError('REDIS_URL is required for `npm run api` (the API and its workers share one Redis); `npm start` runs everything with an embedded Redis');
   const services = createServices(config, config.redisUrl, log);
-  await checkKeyLayout(config, services);
+  await checkKeyLayout(config, services, log);
   const app = await createApi(config, services);
   await app.listen({ port: config.port, host: config.host });
   services.startBackground();

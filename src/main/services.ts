@@ -10,7 +10,7 @@ import type { Logger } from '../domain/logger.ts';
 import { Metrics } from '../domain/metrics.ts';
 import { Accounts } from '../store/accounts.ts';
 import { LocalBlobStore, type BlobStore } from '../store/blob-store.ts';
-import { connectRedis, hasPreHashTagData, keyspace, type RedisClient } from '../store/redis.ts';
+import { connectRedis, hasPreHashTagData, isRedisUnavailable, keyspace, type RedisClient } from '../store/redis.ts';
 import { TaskStore } from '../store/task-store.ts';
 import { WorkerRegistry } from '../store/workers.ts';
 import { JobStore } from '../store/job-store.ts';
@@ -180,8 +180,24 @@ export function createServices(config: Config, redisUrl: string, log: Logger): S
  * prefix became a hash tag (`iw:*`, now `{iw}:*`): running would look like an empty deployment
  * (unknown API keys, zero balances) beside the old data. Throws a ConfigError naming the fix.
  */
-export async function checkKeyLayout(config: Config, services: Pick<Services, 'redis'>): Promise<void> {
-  if (await hasPreHashTagData(services.redis, config.redisPrefix, config.redisKeyPrefix)) {
+export async function checkKeyLayout(config: Config, services: Pick<Services, 'redis'>, log?: Logger): Promise<void> {
+  // The first Redis read of a process: one started while Redis is away (a restart, a failover)
+  // waits for it, up to REDIS_START_WAIT_MS, instead of exiting at once (commands fail fast here).
+  const deadline = Date.now() + config.redisStartWaitMs;
+  let found: boolean;
+  for (let waited = false; ; ) {
+    try {
+      found = await hasPreHashTagData(services.redis, config.redisPrefix, config.redisKeyPrefix);
+      if (waited) log?.info('redis reachable: starting');
+      break;
+    } catch (e) {
+      if (!isRedisUnavailable(e) || Date.now() >= deadline) throw e;
+      if (!waited) log?.warn({ waitMs: config.redisStartWaitMs }, 'redis unavailable at start: waiting for it');
+      waited = true;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  if (found) {
     throw new ConfigError(
       `Redis holds this deployment's data under "${config.redisPrefix}:*", the key form before the prefix became a hash tag ("${config.redisKeyPrefix}:*"). ` +
         'Stop every process of the deployment, then run `npm run keys -- migrate-hash-tag` once against this Redis (README, "Redis Cluster").',

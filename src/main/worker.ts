@@ -10,7 +10,7 @@ try {
   const log = createLogger(config.logLevel, 'worker');
   if (!config.redisUrl) throw new ConfigError('REDIS_URL is required for `npm run worker` (workers share the API\'s Redis); `npm start` runs everything with an embedded Redis');
   const services = createServices(config, config.redisUrl, log);
-  await checkKeyLayout(config, services);
+  await checkKeyLayout(config, services, log);
   const worker = createWorker(config, services, config.redisUrl, log);
   onShutdown(log, async () => {
     await worker.close();

@@ -1,7 +1,11 @@
 // Worker processes (`npm run worker`'s entry point) killed and stopped mid-task: no task is lost,
 // none stays processing forever.
 import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, startEmbeddedRedis, type EmbeddedRedis } from '../../src/main/embedded-redis.ts';
 import { startHarness, type Harness } from '../helpers/harness.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { spawnWorkerProcess, type WorkerProcess } from '../helpers/worker-process.ts';
@@ -99,5 +103,32 @@ describe('worker processes', { timeout: 90_000 }, () => {
     const t = await h.waitForTask(token, id);
     expect(t.status).toBe('failed');
     expect(t.error).toMatch(/^WORKER_LOST: job stalled more than allowable limit/);
+  });
+
+  it('a worker started while Redis is away waits for it and starts once it is back; past REDIS_START_WAIT_MS it exits 1', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'iw-late-redis-'));
+    const port = await freePort();
+    let redis: EmbeddedRedis | undefined;
+    try {
+      const starting = spawnWorkerProcess({ ...h.env, REDIS_URL: `redis://127.0.0.1:${port}` }, 60_000);
+      // Nothing listens yet: the worker says it waits (not a line per retry), and does not exit.
+      const early = await Promise.race([starting.then(() => 'ready', (e: Error) => `failed: ${e.message}`), new Promise((r) => setTimeout(() => r('waiting'), 3_000))]);
+      expect(early).toBe('waiting');
+      redis = await startEmbeddedRedis(dir, { port });
+      const w = await starting;
+      children.push(w);
+      const out = w.output.stdout;
+      expect(out.split('\n').filter((l) => l.includes('redis unavailable at start: waiting for it'))).toHaveLength(1);
+      expect(out).toContain('redis reachable: starting');
+      expect(w.workerId).toMatch(/:/);
+      w.kill('SIGTERM');
+      expect(await w.exited).toBe(0);
+
+      const gone = await freePort();
+      await expect(spawnWorkerProcess({ ...h.env, REDIS_URL: `redis://127.0.0.1:${gone}`, REDIS_START_WAIT_MS: '1000' }, 30_000)).rejects.toThrow(/worker exited \(1\) before ready/);
+    } finally {
+      await redis?.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
