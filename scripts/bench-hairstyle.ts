@@ -4,8 +4,8 @@
 // photo (s6-centre-left x1.25, 1029x1029, from face-api's sample6 via scripts/lib/dev-photos.ts)
 // with one output, and with four (BiSeNet): per-stage
 // medians, latency per picture, per version. Stages overlap: the first picture's hair is drawn
-// (render) while the models run in their thread, and a model stage's time is its wall time, which
-// then includes the wait for this thread to come back from drawing; they do not sum to the total.
+// (render) while the models run in their thread (a model stage counts the run's own time, as the
+// thread reports it), so the stages sum to more than the total.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -12,6 +12,12 @@ export interface StageTimer {
   infer<T>(stage: string, fn: () => Promise<T>): Promise<T>;
 }
 
+/**
+ * On a model run's result: the run's own milliseconds, where the caller's wall time is not that
+ * (a run in another thread: models/onnx.ts ModelThread). StageTimer.infer counts it instead.
+ */
+export const RUN_MS: unique symbol = Symbol('model run ms');
+
 /** Stage names a shared model step reports under: the usual three, or a pipeline's own names. */
 export type StepStages = readonly [pre: string, infer: string, post: string];
 export const MODEL_STAGES: StepStages = ['preprocess', 'inference', 'postprocess'];
@@ -47,11 +53,20 @@ export function stageTimer(signal?: AbortSignal): StageTimer {
     },
     time,
     async infer(stage, fn) {
+      signal?.throwIfAborted();
       const t0 = performance.now();
+      let ms: number | undefined;
       try {
-        return await time(stage, fn);
+        const result = await fn();
+        // A run in a model thread reports its own time: the wall time would also count the wait
+        // for this thread, busy with other work when the run ended.
+        const own = (result as { [RUN_MS]?: unknown } | null)?.[RUN_MS];
+        if (typeof own === 'number') ms = own;
+        return result;
       } finally {
-        predictMs += performance.now() - t0;
+        ms ??= performance.now() - t0;
+        add(stage, ms);
+        predictMs += ms;
       }
     },
   };

@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
+import { RUN_MS } from '../domain/stage-timer.ts';
 
 export type ExecutionProvider = 'cpu' | 'cuda' | 'webgpu';
 
@@ -206,10 +207,12 @@ parentPort.on('message', async (m) => {
     } else if (m.op === 'run') {
       const feeds = {};
       for (const [name, t] of Object.entries(m.feeds)) feeds[name] = new ort.Tensor(t.type, t.data, t.dims);
+      const t0 = performance.now();
       const results = await sessions.get(m.sid).run(feeds);
+      const ms = performance.now() - t0;
       const out = {};
       for (const [name, t] of Object.entries(results)) out[name] = { type: t.type, data: t.data, dims: t.dims };
-      parentPort.postMessage({ id: m.id, ok: out });
+      parentPort.postMessage({ id: m.id, ok: { out, ms } });
     } else if (m.op === 'release') {
       const s = sessions.get(m.sid);
       sessions.delete(m.sid);
@@ -253,25 +256,27 @@ export class ModelThread {
     const runAny = async (feeds: Record<string, AnyTensor>) => {
       const msg: Record<string, { type: string; data: AnyTensor['data']; dims: readonly number[] }> = {};
       for (const [name, t] of Object.entries(feeds)) msg[name] = { type: tensorType(t.data), data: t.data, dims: t.dims };
-      const out = (await this.call({ op: 'run', sid, feeds: msg })) as Record<string, { type: string; data: AnyTensor['data']; dims: readonly number[] }>;
-      return out;
+      const { out, ms } = (await this.call({ op: 'run', sid, feeds: msg })) as { out: Record<string, { type: string; data: AnyTensor['data']; dims: readonly number[] }>; ms: number };
+      return { out, ms };
     };
+    // The run's own time on the result (StageTimer.infer reads it), not an enumerable output.
+    const timed = <T extends object>(result: T, ms: number): T => Object.defineProperty(result, RUN_MS, { value: ms, enumerable: false });
     return {
       inputNames,
       outputNames,
       provider,
       async run(feeds) {
-        const out = await runAny(feeds);
+        const { out, ms } = await runAny(feeds);
         const res: Record<string, FloatTensor> = {};
         for (const [name, t] of Object.entries(out)) {
-          if (!(t.data instanceof Float32Array)) throw new Error(`output ${name}: expected float32, got ${(t as { type: string }).type}`);
+          if (!(t.data instanceof Float32Array)) throw new Error(`output ${name}: expected float32, got ${t.type}`);
           res[name] = { data: t.data, dims: t.dims };
         }
-        return res;
+        return timed(res, ms);
       },
       async runAny(feeds) {
-        const out = await runAny(feeds);
-        return Object.fromEntries(Object.entries(out).map(([name, t]) => [name, { data: t.data, dims: t.dims }]));
+        const { out, ms } = await runAny(feeds);
+        return timed(Object.fromEntries(Object.entries(out).map(([name, t]) => [name, { data: t.data, dims: t.dims }])), ms);
       },
       release: async () => {
         if (this.dead) return;

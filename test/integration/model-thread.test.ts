@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createSession, ModelThread } from '../../src/models/onnx.ts';
 import { loadRegistry } from '../../src/models/registry.ts';
 import { SessionCache } from '../../src/models/sessions.ts';
+import { RUN_MS, stageTimer } from '../../src/domain/stage-timer.ts';
 
 const registry = loadRegistry(path.resolve('models'));
 const graphOf = (name: string, graph: string) => registry.graphPath(registry.byName(name)!.manifest.graphs[graph]!.sha256);
@@ -73,6 +74,25 @@ describe('model thread', () => {
     expect(free).toBeGreaterThan(50);
     await here.release();
     await there.release();
+  });
+
+  it("reports a run's own time, which the stage timer counts instead of the caller's wait", async () => {
+    const s = await createSession(graphOf('face-detection-blazeface', 'detector'), { ...opts, thread });
+    const t = stageTimer();
+    const feeds = { [s.inputNames[0]!]: { data: new Float32Array(256 * 256 * 3), dims: [1, 256, 256, 3] } };
+    const pending = t.infer('inference', () => s.run(feeds));
+    // This thread is busy while the model runs in its own: the run's end waits for it.
+    const until = performance.now() + 300;
+    while (performance.now() < until);
+    const out = await pending;
+    const own = (out as { [RUN_MS]?: number })[RUN_MS];
+    expect(typeof own).toBe('number');
+    expect(own).toBeGreaterThan(0);
+    expect(t.stages).toEqual([['inference', own]]);
+    expect(t.predictMs).toBe(own);
+    // Not an output: the outputs are the graph's.
+    expect(Object.keys(out).sort()).toEqual([...s.outputNames].sort());
+    await s.release();
   });
 
   it('fails the calls of a closed thread by name', async () => {
