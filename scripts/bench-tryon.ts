@@ -15,6 +15,7 @@ import { dress, trousers, tshirt } from '../test/helpers/garments.ts';
 import { tryonPhoto } from '../test/helpers/tryon-dev-set.ts';
 import sharp from 'sharp';
 import { benchSessionOptions, stats } from './bench-setup.ts';
+import { modelThreadGraphs } from '../src/pipelines/index.ts';
 
 const { median } = stats;
 const RUNS = 5;
@@ -22,7 +23,7 @@ const registry = loadRegistry(path.resolve('models'));
 await fetchAll(registry);
 const v = registry.byName('tryon-classic')!;
 const sessionOptions = benchSessionOptions();
-const sessions = new SessionCache(registry, sessionOptions);
+const sessions = new SessionCache(registry, { ...sessionOptions, modelThread: modelThreadGraphs(registry) });
 const ctx = { params: v.manifest.params, session: (g: string) => sessions.get(v.id, g), maxPixels: 4e7 };
 const PEOPLE: Array<[string, Buffer]> = [
   ['person 360x962', fs.readFileSync('test/fixtures/person-standing.jpg')],

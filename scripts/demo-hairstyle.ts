@@ -22,6 +22,7 @@ import { variantFor } from '../src/pipelines/hairstyle/templates.ts';
 import { stageTimer } from '../src/domain/stage-timer.ts';
 import { copyImage, decodeImage, drawSegments, type RgbImage } from '../src/imaging/image.ts';
 import { hairPhoto, type Variant } from './lib/dev-photos.ts';
+import { modelThreadGraphs } from '../src/pipelines/index.ts';
 
 /** A photo argument: a file, or dev:NAME[@rotN|@mirror|@xS] for a development photo. */
 export async function photoBytes(arg: string): Promise<Buffer> {
@@ -82,7 +83,7 @@ export async function demoHairstyle(file: string | undefined, rest: string[]): P
   const registry = loadRegistry(path.resolve('models'));
   await fetchAll(registry);
   const version = registry.byName(values.version ?? 'hairstyle-bisenet')!;
-  const sessions = new SessionCache(registry, { provider: 'cpu', intraOpThreads: 2, allowSpinning: false, warn: console.warn });
+  const sessions = new SessionCache(registry, { provider: 'cpu', intraOpThreads: 2, allowSpinning: false, warn: console.warn, modelThread: modelThreadGraphs(registry) });
   const ctx = { params: version.manifest.params, session: (g: string) => sessions.get(version.id, g), maxPixels: 4e7 };
   const cellSize = Number(values.size ?? 220);
   const outFile = values.out ?? (file.includes(',') ? 'hairstyle-grid.jpg' : 'hairstyle-contact-sheet.jpg');

@@ -16,6 +16,7 @@ import { SessionCache } from '../src/models/sessions.ts';
 import type { PipelineContext } from '../src/pipelines/types.ts';
 import { renderTryon, type TryonRender } from '../src/pipelines/tryon/pipeline.ts';
 import type { Strip } from '../src/pipelines/tryon/parts.ts';
+import { modelThreadGraphs } from '../src/pipelines/index.ts';
 
 const COLORS: Record<string, [number, number, number]> = {
   torso: [230, 60, 60], sleeveL: [60, 140, 255], sleeveR: [40, 210, 120], pelvis: [230, 60, 60], legL: [60, 140, 255], legR: [40, 210, 120], skirt: [255, 170, 0],
@@ -102,7 +103,7 @@ export async function demoTryon(garmentFile: string | undefined, args: string[])
   const registry = loadRegistry(path.resolve('models'));
   await fetchAll(registry);
   const v = registry.byName('tryon-classic')!;
-  const sessions = new SessionCache(registry, { provider: 'cpu', intraOpThreads: 2, allowSpinning: false, warn: console.warn });
+  const sessions = new SessionCache(registry, { provider: 'cpu', intraOpThreads: 2, allowSpinning: false, warn: console.warn, modelThread: modelThreadGraphs(registry) });
   const ctx: PipelineContext = { params: v.manifest.params, session: (g: string) => sessions.get(v.id, g), maxPixels: 4e7 };
   const garment = await decodeImage(fs.readFileSync(garmentFile), { maxPixels: 4e7 });
   const person = await decodeImage(fs.readFileSync(personFile), { maxPixels: 4e7 });

@@ -14,6 +14,7 @@ import type { ModelVersion, Registry } from '../../src/models/registry.ts';
 import { SessionCache } from '../../src/models/sessions.ts';
 import { PIPELINES } from '../../src/pipelines/index.ts';
 import { tshirt, trousers, dress } from '../../test/helpers/garments.ts';
+import { modelThreadGraphs } from '../../src/pipelines/index.ts';
 
 const GRID = 24;
 /** Mean and worst-cell differences (levels of 255) an image digest tolerates. */
@@ -108,7 +109,7 @@ export async function computeGolden(registry: Registry, v: ModelVersion): Promis
   const cases = CASES[v.manifest.pipeline];
   const runner = PIPELINES[v.manifest.pipeline];
   if (!cases || !runner) throw new Error(`no golden cases or runner for pipeline ${v.manifest.pipeline}`);
-  const sessions = new SessionCache(registry, { provider: 'cpu', intraOpThreads: 1, allowSpinning: false, warn: () => {} });
+  const sessions = new SessionCache(registry, { provider: 'cpu', intraOpThreads: 1, allowSpinning: false, warn: () => {}, modelThread: modelThreadGraphs(registry) });
   try {
     const out: GoldenFile['cases'] = {};
     for (const c of cases) {

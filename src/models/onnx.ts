@@ -190,8 +190,8 @@ export function describeFeeds(feeds: Record<string, FloatTensor>): string {
 /**
  * The model thread's code (a worker evaluated from this string: it needs nothing of this project but
  * onnxruntime, found at `workerData.ort`). Messages: open (a graph, onnxruntime's options), run (a
- * session's feeds), release; each answered with the same id, `ok` or `error`. Tensors travel by
- * structured clone (copied: the caller keeps its arrays, the answer's arrays are the thread's own).
+ * session's feeds), release; each answered with the same id, `ok` or `error`. The feeds travel by
+ * structured clone (copied: the caller keeps its arrays); the outputs are moved (transferred).
  */
 const MODEL_THREAD_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -211,8 +211,13 @@ parentPort.on('message', async (m) => {
       const results = await sessions.get(m.sid).run(feeds);
       const ms = performance.now() - t0;
       const out = {};
-      for (const [name, t] of Object.entries(results)) out[name] = { type: t.type, data: t.data, dims: t.dims };
-      parentPort.postMessage({ id: m.id, ok: { out, ms } });
+      const moved = new Set();
+      for (const [name, t] of Object.entries(results)) {
+        out[name] = { type: t.type, data: t.data, dims: t.dims };
+        moved.add(t.data.buffer);
+      }
+      // The outputs are moved, not copied: they are this run's own arrays.
+      parentPort.postMessage({ id: m.id, ok: { out, ms } }, [...moved]);
     } else if (m.op === 'release') {
       const s = sessions.get(m.sid);
       sessions.delete(m.sid);

@@ -29,10 +29,11 @@ export interface SessionCacheOptions {
    */
   batching?: boolean;
   /**
-   * Run the graphs in a thread of their own (one ModelThread for the cache), so the caller's
-   * JavaScript goes on while a model runs; false: on the caller's thread. @defaultValue true
+   * The graphs to run in a thread of their own (one ModelThread for the cache), so the caller's
+   * JavaScript goes on while they run (pipelines/index.ts modelThreadGraphs); the others run on
+   * the caller's thread. @defaultValue none
    */
-  modelThread?: boolean;
+  modelThread?: (version: VersionId, graph: string) => boolean;
 }
 
 /** A version's `params.batching`: which graph, and the batcher's limits (defaults: all sizes, 2 ms). */
@@ -144,18 +145,17 @@ export class SessionCache {
   }
 
   private graph(version: VersionId, graph: string): Promise<ModelSession> {
-    let where: { key: string; file: string; label: string };
+    let where: { key: string; file: string; label: string; threaded: boolean };
     try {
       where = this.locate(version, graph);
     } catch (e) {
       return Promise.reject(e);
     }
-    const { key, file, label } = where;
+    const { key, file, label, threaded } = where;
     // A dead model thread took its sessions with it: they are loaded again, in a new one.
     if (this.thread && !this.thread.alive) {
       this.opts.warn('model thread gone: its graphs are loaded again');
-      this.entries.clear();
-      this.batchers.clear();
+      for (const k of [...this.entries.keys()]) if (k.endsWith(':thread')) this.entries.delete(k);
       this.thread = null;
     }
     this.inRun.add(key);
@@ -174,7 +174,7 @@ export class SessionCache {
     }
     if (this.evicted.has(key)) this.runNotes.getStore()?.push(`model memory: ${label} loaded again (evicted earlier to stay within MODEL_MEMORY_MB)`);
     this.loads++;
-    const entry: Entry = { session: this.load(file), bytes, label };
+    const entry: Entry = { session: this.load(file, threaded), bytes, label };
     this.entries.set(key, entry);
     entry.session.catch(() => {
       if (this.entries.get(key) === entry) this.entries.delete(key);
@@ -251,17 +251,19 @@ export class SessionCache {
     return v;
   }
 
-  private locate(version: VersionId, graph: string): { key: string; file: string; label: string } {
+  private locate(version: VersionId, graph: string): { key: string; file: string; label: string; threaded: boolean } {
     const v = this.version(version);
     const spec = v.manifest.graphs[graph];
     if (!spec) throw new AppError('MODEL_UNAVAILABLE', `version ${v.manifest.name} has no graph "${graph}"`);
-    return { key: `${spec.sha256}:${this.opts.provider}`, file: this.registry.graphPath(spec.sha256), label: `${v.manifest.name}/${graph}` };
+    // A graph in the model thread is another session than the same graph on this thread.
+    const threaded = this.opts.modelThread?.(version, graph) ?? false;
+    return { key: `${spec.sha256}:${this.opts.provider}${threaded ? ':thread' : ''}`, file: this.registry.graphPath(spec.sha256), label: `${v.manifest.name}/${graph}`, threaded };
   }
 
-  private load(file: string): Promise<ModelSession> {
-    if (this.opts.modelThread !== false) this.thread ??= new ModelThread();
+  private load(file: string, threaded: boolean): Promise<ModelSession> {
+    if (threaded) this.thread ??= new ModelThread();
     return createSession(file, {
-      thread: this.thread ?? undefined,
+      thread: threaded ? this.thread! : undefined,
       provider: this.opts.provider,
       intraOpThreads: this.opts.intraOpThreads,
       allowSpinning: this.opts.allowSpinning,

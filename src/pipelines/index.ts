@@ -11,6 +11,8 @@ import { pose } from './pose/pipeline.ts';
 import { PIPELINE_SPECS, checkVersionsAgainstSpecs, type ManifestRef } from './specs.ts';
 import { tryon } from './tryon/pipeline.ts';
 import type { PipelineRunner } from './types.ts';
+import type { Registry } from '../models/registry.ts';
+import type { VersionId } from '../domain/version-id.ts';
 
 export const PIPELINES: Readonly<Record<string, PipelineRunner>> = Object.freeze(
   Object.fromEntries([faceDetection, faceLandmarks, faceParsing, personSegmentation, pose, hairstyle, tryon, bodyLandmarksPipeline, personMatting].map((r) => [r.spec.name, r])),
@@ -28,4 +30,15 @@ export function checkPipelineTables(versions: Iterable<ManifestRef> = []): void 
     if (runner.spec !== PIPELINE_SPECS[name]) throw new Error(`pipeline ${name}: its runner is not built on the spec the API validates with`);
   }
   checkVersionsAgainstSpecs(versions);
+}
+
+/**
+ * Which graphs of which version run in a model thread (SessionCacheOptions.modelThread): those its
+ * pipeline's runner names (PipelineRunner.modelThread).
+ */
+export function modelThreadGraphs(registry: Registry): (version: VersionId, graph: string) => boolean {
+  return (version, graph) => {
+    const pipeline = registry.get(version)?.manifest.pipeline;
+    return pipeline !== undefined && (PIPELINES[pipeline]?.modelThread?.includes(graph) ?? false);
+  };
 }

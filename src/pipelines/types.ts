@@ -42,6 +42,13 @@ export type PipelineFiles<F extends string = string> = Readonly<Record<F, readon
 /** A pipeline as the inference thread runs it: raw task input in, validated by the spec first. */
 export interface PipelineRunner {
   readonly spec: PipelineSpec;
+  /**
+   * Graphs whose sessions run in a model thread (models/onnx.ts ModelThread): the pipeline does
+   * its own work while they run. Others run on the calling thread: a run handed to another thread
+   * costs its feeds' copy, which pays only where something overlaps it (the try-on, running its
+   * models one after another, was 5-35% slower with all of them in a model thread).
+   */
+  readonly modelThread?: readonly string[];
   run(ctx: PipelineContext, input: Record<string, unknown>, files: PipelineFiles): Promise<PipelineResult>;
 }
 
@@ -52,9 +59,11 @@ export interface PipelineRunner {
 export function definePipeline<I extends Record<string, unknown>, F extends string>(
   spec: PipelineSpec<I, F>,
   run: (ctx: PipelineContext, input: I, files: PipelineFiles<F>) => Promise<PipelineResult>,
+  opts: { modelThread?: readonly string[] } = {},
 ): PipelineRunner {
   return {
     spec: spec as unknown as PipelineSpec,
+    modelThread: opts.modelThread,
     async run(ctx, raw, files) {
       // Input written by another front (queue contract) reaches here unchecked by the API: a bad
       // one is the caller's error, not a bug of the pipeline.

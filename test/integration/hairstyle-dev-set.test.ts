@@ -32,10 +32,11 @@ import { ovalMask } from '../../src/steps/face-mesh.ts';
 import { dilate } from '../../src/imaging/morphology.ts';
 import { blurSigma } from '../../src/imaging/blur.ts';
 import sharp from 'sharp';
+import { modelThreadGraphs } from '../../src/pipelines/index.ts';
 
 const registry = loadRegistry(path.resolve('models'));
 const version = registry.byName('hairstyle-bisenet')!;
-const sessions = new SessionCache(registry, { provider: 'cpu', intraOpThreads: 2, allowSpinning: false, warn: () => {} });
+const sessions = new SessionCache(registry, { provider: 'cpu', intraOpThreads: 2, allowSpinning: false, warn: () => {}, modelThread: modelThreadGraphs(registry) });
 afterAll(async () => {
   await sessions.releaseAll();
   await releaseReferences();

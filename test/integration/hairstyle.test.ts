@@ -20,10 +20,11 @@ import { lch } from '../../src/steps/color.ts';
 import { detectFaces } from '../../src/steps/face-detection.ts';
 import { CLASS, parseFace } from '../../src/steps/face-parsing.ts';
 import { faceBelowBrows, releaseReferences } from '../helpers/references.ts';
+import { modelThreadGraphs } from '../../src/pipelines/index.ts';
 
 const registry = loadRegistry(path.resolve('models'));
 const version = registry.byName('hairstyle-bisenet')!;
-const sessions = new SessionCache(registry, { provider: 'cpu', intraOpThreads: 2, allowSpinning: false, warn: () => {} });
+const sessions = new SessionCache(registry, { provider: 'cpu', intraOpThreads: 2, allowSpinning: false, warn: () => {}, modelThread: modelThreadGraphs(registry) });
 const ctx: PipelineContext = { params: version.manifest.params, session: (g) => sessions.get(version.id, g), maxPixels: 4e7 };
 const astronautBytes = fs.readFileSync('test/fixtures/astronaut.png');
 afterAll(async () => {

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createSession, ModelThread } from '../../src/models/onnx.ts';
 import { loadRegistry } from '../../src/models/registry.ts';
 import { SessionCache } from '../../src/models/sessions.ts';
+import { modelThreadGraphs } from '../../src/pipelines/index.ts';
 import { RUN_MS, stageTimer } from '../../src/domain/stage-timer.ts';
 
 const registry = loadRegistry(path.resolve('models'));
@@ -105,7 +106,7 @@ describe('model thread', () => {
 
   it('a session cache whose model thread died loads its graphs again in a new one', async () => {
     const warnings: string[] = [];
-    const cache = new SessionCache(registry, { ...opts, warn: (m) => warnings.push(m) });
+    const cache = new SessionCache(registry, { ...opts, warn: (m) => warnings.push(m), modelThread: () => true });
     const v = registry.byName('face-detection-blazeface')!;
     const feeds = (s: { inputNames: readonly string[] }) => ({ [s.inputNames[0]!]: { data: new Float32Array(256 * 256 * 3), dims: [1, 256, 256, 3] } });
     const s1 = await cache.get(v.id, 'detector');
@@ -119,6 +120,30 @@ describe('model thread', () => {
     expect(Object.keys(after)).toEqual(Object.keys(before));
     expect(warnings).toEqual(['model thread gone: its graphs are loaded again']);
     expect(cache.stats().loads).toBe(2);
+    await cache.releaseAll();
+  });
+
+  it("runs in a model thread just the graphs a pipeline overlaps: the hairstyle's person mask and BiSeNet", async () => {
+    const inThread = modelThreadGraphs(registry);
+    const hair = registry.byName('hairstyle-bisenet')!.id;
+    expect(inThread(hair, 'parser')).toBe(true);
+    expect(inThread(hair, 'segmenter')).toBe(true);
+    expect(inThread(hair, 'landmarks')).toBe(false);
+    expect(inThread(registry.byName('tryon-classic')!.id, 'parser')).toBe(false);
+    expect(inThread(registry.byName('face-parsing-bisenet')!.id, 'parser')).toBe(false);
+    // Through a session cache: the hairstyle's BiSeNet leaves the caller's loop running.
+    const cache = new SessionCache(registry, { ...opts, warn: () => {}, modelThread: inThread });
+    const s = await cache.get(hair, 'parser');
+    const x = await astronaut(512);
+    let n = 0, on = true;
+    const tick = () => {
+      n++;
+      if (on) setImmediate(tick);
+    };
+    setImmediate(tick);
+    await s.runAny({ [s.inputNames[0]!]: { data: x, dims: [1, 512, 512, 3] } });
+    on = false;
+    expect(n).toBeGreaterThan(50);
     await cache.releaseAll();
   });
 });

@@ -24,10 +24,11 @@ import { CLASS } from '../../src/steps/face-parsing.ts';
 import type { Face } from '../../src/steps/face-detection.ts';
 import { targetScore } from '../../src/steps/target-face.ts';
 import { tryonPhoto } from '../helpers/tryon-dev-set.ts';
+import { modelThreadGraphs } from '../../src/pipelines/index.ts';
 
 const registry = loadRegistry(path.resolve('models'));
 const version = registry.byName('tryon-classic')!;
-const sessions = new SessionCache(registry, { provider: 'cpu', intraOpThreads: 2, allowSpinning: false, warn: () => {} });
+const sessions = new SessionCache(registry, { provider: 'cpu', intraOpThreads: 2, allowSpinning: false, warn: () => {}, modelThread: modelThreadGraphs(registry) });
 const ctx: PipelineContext = { params: version.manifest.params, session: (g) => sessions.get(version.id, g), maxPixels: 4e7 };
 const personBytes = fs.readFileSync('test/fixtures/person-standing.jpg');
 afterAll(async () => {

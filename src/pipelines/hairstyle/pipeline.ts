@@ -66,4 +66,5 @@ export const hairstyle = definePipeline(hairstyleSpec, async (ctx, input, files)
     }),
   );
   return { files: outFiles, stages: t.stages, predictMs: t.predictMs, notes: [...notes, `style: ${input.hairstyle}, colour: ${input.hair_color}, outputs: ${input.num_outputs}`] };
-});
+  // The person mask and BiSeNet run while the first picture's hair is drawn.
+}, { modelThread: ['parser', 'segmenter'] });
