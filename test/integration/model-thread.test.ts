@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createSession, ModelThread } from '../../src/models/onnx.ts';
+import { createSession, ModelThread, type ModelSession } from '../../src/models/onnx.ts';
 import { loadRegistry } from '../../src/models/registry.ts';
 import { SessionCache } from '../../src/models/sessions.ts';
 import { modelThreadGraphs } from '../../src/pipelines/index.ts';
@@ -19,6 +19,21 @@ const opts = { provider: 'cpu' as const, intraOpThreads: 1, allowSpinning: false
 async function astronaut(S: number): Promise<Float32Array> {
   const rgb = await sharp(fs.readFileSync('test/fixtures/astronaut.png')).removeAlpha().resize(S, S, { fit: 'fill' }).raw().toBuffer();
   return Float32Array.from(rgb, (v) => v / 127.5 - 1);
+}
+
+/** Turns of this thread's event loop while `s` (BiSeNet) parses the astronaut. */
+async function loopTurnsDuringParse(s: ModelSession): Promise<number> {
+  const x = await astronaut(512);
+  let n = 0;
+  let on = true;
+  const tick = () => {
+    n++;
+    if (on) setImmediate(tick);
+  };
+  setImmediate(tick);
+  await s.runAny({ [s.inputNames[0]!]: { data: x, dims: [1, 512, 512, 3] } });
+  on = false;
+  return n;
 }
 
 const thread = new ModelThread();
@@ -52,23 +67,10 @@ describe('model thread', () => {
 
   it("leaves the caller's event loop running while the model runs, where the calling thread's own session blocks it", async () => {
     const file = graphOf('face-parsing-bisenet', 'parser');
-    const x = await astronaut(512);
-    const ticks = async (s: Awaited<ReturnType<typeof createSession>>) => {
-      let n = 0;
-      let on = true;
-      const tick = () => {
-        n++;
-        if (on) setImmediate(tick);
-      };
-      setImmediate(tick);
-      await s.runAny({ [s.inputNames[0]!]: { data: x, dims: [1, 512, 512, 3] } });
-      on = false;
-      return n;
-    };
     const here = await createSession(file, opts);
     const there = await createSession(file, { ...opts, thread });
-    const blocked = await ticks(here);
-    const free = await ticks(there);
+    const blocked = await loopTurnsDuringParse(here);
+    const free = await loopTurnsDuringParse(there);
     // On the calling thread the run starts on the loop's next turn and holds it to the end: a tick
     // or two. In the thread, BiSeNet's hundreds of milliseconds are turns of the caller's loop.
     expect(blocked).toBeLessThanOrEqual(3);
@@ -133,17 +135,7 @@ describe('model thread', () => {
     expect(inThread(registry.byName('face-parsing-bisenet')!.id, 'parser')).toBe(false);
     // Through a session cache: the hairstyle's BiSeNet leaves the caller's loop running.
     const cache = new SessionCache(registry, { ...opts, warn: () => {}, modelThread: inThread });
-    const s = await cache.get(hair, 'parser');
-    const x = await astronaut(512);
-    let n = 0, on = true;
-    const tick = () => {
-      n++;
-      if (on) setImmediate(tick);
-    };
-    setImmediate(tick);
-    await s.runAny({ [s.inputNames[0]!]: { data: x, dims: [1, 512, 512, 3] } });
-    on = false;
-    expect(n).toBeGreaterThan(50);
+    expect(await loopTurnsDuringParse(await cache.get(hair, 'parser'))).toBeGreaterThan(50);
     await cache.releaseAll();
   });
 });
