@@ -216,8 +216,13 @@ parentPort.on('message', async (m) => {
         out[name] = { type: t.type, data: t.data, dims: t.dims };
         moved.add(t.data.buffer);
       }
-      // The outputs are moved, not copied: they are this run's own arrays.
-      parentPort.postMessage({ id: m.id, ok: { out, ms } }, [...moved]);
+      // The outputs are moved, not copied: they are this run's own arrays (copied after all where
+      // one cannot be moved: memory onnxruntime lends rather than gives).
+      try {
+        parentPort.postMessage({ id: m.id, ok: { out, ms } }, [...moved]);
+      } catch {
+        parentPort.postMessage({ id: m.id, ok: { out, ms } });
+      }
     } else if (m.op === 'release') {
       const s = sessions.get(m.sid);
       sessions.delete(m.sid);
