@@ -50,6 +50,6 @@ for (const { name, photo, what, outputs } of cases) {
   }
   const stages = [...perStage].map(([s, ms]) => `${s} ${median(ms).toFixed(1)}`).join(', ');
   console.log(`${name}, ${what}: total ${median(totals).toFixed(0)} ms for ${outputs} picture(s) = ${(median(totals) / outputs).toFixed(0)} ms per picture`);
-  console.log(`  stages (ms, per run; render/removal/composite/encode summed over the pictures): ${stages}`);
+  console.log(`  stages (ms, per run; render/removal/composite/encode summed over the pictures; render overlaps the models, so they sum to more than the total): ${stages}`);
   await sessions.releaseAll();
 }
