@@ -46,7 +46,7 @@ export interface PipelineRunner {
    * Graphs whose sessions run in a model thread (models/onnx.ts ModelThread): the pipeline does
    * its own work while they run. Others run on the calling thread: a run handed to another thread
    * costs its feeds' copy, which pays only where something overlaps it (the try-on, running its
-   * models one after another, was 5-35% slower with all of them in a model thread).
+   * models one after another, was up to 35% slower with all of them in a model thread).
    */
   readonly modelThread?: readonly string[];
   run(ctx: PipelineContext, input: Record<string, unknown>, files: PipelineFiles): Promise<PipelineResult>;
