@@ -37,13 +37,22 @@ export function stageTimer(signal?: AbortSignal): StageTimer {
     if (hit) hit[1] += ms;
     else stages.push([stage, ms]);
   };
-  const time = async <T>(stage: string, fn: () => Promise<T> | T): Promise<T> => {
+  // A stage's time; a model run's (`model`) counts as predict time too, and where the run reports
+  // its own time (a run in a model thread) that is counted: the wall time would also hold the wait
+  // for this thread, busy with other work when the run ended.
+  const measure = async <T>(stage: string, fn: () => Promise<T> | T, model: boolean): Promise<T> => {
     signal?.throwIfAborted();
     const t0 = performance.now();
+    let ms: number | undefined;
     try {
-      return await fn();
+      const result = await fn();
+      const own = model ? (result as { [RUN_MS]?: unknown } | null)?.[RUN_MS] : undefined;
+      if (typeof own === 'number') ms = own;
+      return result;
     } finally {
-      add(stage, performance.now() - t0);
+      ms ??= performance.now() - t0;
+      add(stage, ms);
+      if (model) predictMs += ms;
     }
   };
   return {
@@ -51,23 +60,7 @@ export function stageTimer(signal?: AbortSignal): StageTimer {
     get predictMs() {
       return predictMs;
     },
-    time,
-    async infer(stage, fn) {
-      signal?.throwIfAborted();
-      const t0 = performance.now();
-      let ms: number | undefined;
-      try {
-        const result = await fn();
-        // A run in a model thread reports its own time: the wall time would also count the wait
-        // for this thread, busy with other work when the run ended.
-        const own = (result as { [RUN_MS]?: unknown } | null)?.[RUN_MS];
-        if (typeof own === 'number') ms = own;
-        return result;
-      } finally {
-        ms ??= performance.now() - t0;
-        add(stage, ms);
-        predictMs += ms;
-      }
-    },
+    time: (stage, fn) => measure(stage, fn, false),
+    infer: (stage, fn) => measure(stage, fn, true),
   };
 }

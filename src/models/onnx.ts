@@ -145,32 +145,66 @@ export async function profileNodePlacement(graphPath: string, opts: Omit<OpenOpt
   }
 }
 
-function wrap(session: ort.InferenceSession, provider: ExecutionProvider): ModelSession {
+/** A tensor in onnxruntime's terms: its element type named, as the model thread's messages carry it. */
+interface TypedTensor {
+  type: string;
+  data: AnyTensor['data'];
+  dims: readonly number[];
+}
+
+/** One run: typed feeds in, typed outputs out, and the run's own time where the runner knows it. */
+type TypedRun = (feeds: Record<string, TypedTensor>) => Promise<{ out: Record<string, TypedTensor>; ms?: number }>;
+
+/**
+ * A ModelSession over one way of running a graph (on this thread, or in a model thread): `run` and
+ * `runAny` both go through `runTyped`; `run` insists on float32 outputs. A run's own time, where
+ * given, rides on its result (RUN_MS, not an enumerable output: StageTimer.infer reads it).
+ */
+function sessionOf(names: { inputNames: readonly string[]; outputNames: readonly string[] }, provider: ExecutionProvider, runTyped: TypedRun, release: () => Promise<void>): ModelSession {
+  const call = (feeds: Record<string, AnyTensor>) => {
+    const typed: Record<string, TypedTensor> = {};
+    for (const [name, t] of Object.entries(feeds)) typed[name] = { type: tensorType(t.data), data: t.data, dims: t.dims };
+    return runTyped(typed);
+  };
+  const timed = <T extends object>(result: T, ms: number | undefined): T => (ms === undefined ? result : Object.defineProperty(result, RUN_MS, { value: ms, enumerable: false }));
   return {
-    inputNames: session.inputNames,
-    outputNames: session.outputNames,
+    inputNames: names.inputNames,
+    outputNames: names.outputNames,
     provider,
     async run(feeds) {
-      const ortFeeds: Record<string, ort.Tensor> = {};
-      for (const [name, t] of Object.entries(feeds)) ortFeeds[name] = new ort.Tensor('float32', t.data, t.dims);
-      const results = await session.run(ortFeeds);
-      const out: Record<string, FloatTensor> = {};
-      for (const [name, t] of Object.entries(results)) {
+      const { out, ms } = await call(feeds);
+      const res: Record<string, FloatTensor> = {};
+      for (const [name, t] of Object.entries(out)) {
         if (t.type !== 'float32') throw new Error(`output ${name}: expected float32, got ${t.type}`);
-        out[name] = { data: t.data as Float32Array, dims: t.dims };
+        res[name] = { data: t.data as Float32Array, dims: t.dims };
       }
-      return out;
+      return timed(res, ms);
     },
     async runAny(feeds) {
-      const ortFeeds: Record<string, ort.Tensor> = {};
-      for (const [name, t] of Object.entries(feeds)) ortFeeds[name] = new ort.Tensor(tensorType(t.data), t.data, t.dims);
-      const results = await session.run(ortFeeds);
-      const out: Record<string, AnyTensor> = {};
-      for (const [name, t] of Object.entries(results)) out[name] = { data: t.data as AnyTensor['data'], dims: t.dims };
-      return out;
+      const { out, ms } = await call(feeds);
+      const res: Record<string, AnyTensor> = {};
+      for (const [name, t] of Object.entries(out)) res[name] = { data: t.data, dims: t.dims };
+      return timed(res, ms);
     },
-    release: () => session.release(),
+    release,
   };
+}
+
+/** A session on this thread. */
+function wrap(session: ort.InferenceSession, provider: ExecutionProvider): ModelSession {
+  return sessionOf(
+    session,
+    provider,
+    async (feeds) => {
+      const ortFeeds: Record<string, ort.Tensor> = {};
+      for (const [name, t] of Object.entries(feeds)) ortFeeds[name] = new ort.Tensor(t.type as ReturnType<typeof tensorType>, t.data, t.dims);
+      const results = await session.run(ortFeeds);
+      const out: Record<string, TypedTensor> = {};
+      for (const [name, t] of Object.entries(results)) out[name] = { type: t.type, data: t.data as AnyTensor['data'], dims: t.dims };
+      return { out };
+    },
+    () => session.release(),
+  );
 }
 
 function tensorType(d: AnyTensor['data']): 'float32' | 'int32' | 'int64' | 'bool' {
@@ -262,37 +296,16 @@ export class ModelThread {
   /** Opens a graph in the thread (the options as createSession builds them for `provider`). */
   async open(graphPath: string, provider: ExecutionProvider, options: ort.InferenceSession.SessionOptions): Promise<ModelSession> {
     const sid = this.nextId++;
-    const { inputNames, outputNames } = (await this.call({ op: 'open', sid, path: graphPath, options })) as { inputNames: string[]; outputNames: string[] };
-    const runAny = async (feeds: Record<string, AnyTensor>) => {
-      const msg: Record<string, { type: string; data: AnyTensor['data']; dims: readonly number[] }> = {};
-      for (const [name, t] of Object.entries(feeds)) msg[name] = { type: tensorType(t.data), data: t.data, dims: t.dims };
-      const { out, ms } = (await this.call({ op: 'run', sid, feeds: msg })) as { out: Record<string, { type: string; data: AnyTensor['data']; dims: readonly number[] }>; ms: number };
-      return { out, ms };
-    };
-    // The run's own time on the result (StageTimer.infer reads it), not an enumerable output.
-    const timed = <T extends object>(result: T, ms: number): T => Object.defineProperty(result, RUN_MS, { value: ms, enumerable: false });
-    return {
-      inputNames,
-      outputNames,
+    const names = (await this.call({ op: 'open', sid, path: graphPath, options })) as { inputNames: string[]; outputNames: string[] };
+    return sessionOf(
+      names,
       provider,
-      async run(feeds) {
-        const { out, ms } = await runAny(feeds);
-        const res: Record<string, FloatTensor> = {};
-        for (const [name, t] of Object.entries(out)) {
-          if (!(t.data instanceof Float32Array)) throw new Error(`output ${name}: expected float32, got ${t.type}`);
-          res[name] = { data: t.data, dims: t.dims };
-        }
-        return timed(res, ms);
-      },
-      async runAny(feeds) {
-        const { out, ms } = await runAny(feeds);
-        return timed(Object.fromEntries(Object.entries(out).map(([name, t]) => [name, { data: t.data, dims: t.dims }])), ms);
-      },
-      release: async () => {
+      async (feeds) => (await this.call({ op: 'run', sid, feeds })) as { out: Record<string, TypedTensor>; ms: number },
+      async () => {
         if (this.dead) return;
         await this.call({ op: 'release', sid });
       },
-    };
+    );
   }
 
   /** Ends the thread, its sessions with it: their later calls fail. */
