@@ -4,11 +4,13 @@
 //   x sharpest) -> its work region (the part a style can reach, on a large photo with a small
 //   face; pasted back at the end) -> FaceMesh landmarks -> original hair: BiSeNet face parsing
 //   (hair class, soft at full resolution), or person segmentation + landmarks + colour statistics ->
-//   per output: template rendering -> removal of the old hair it does not cover (exemplar fill
-//   per what the hair hides) -> compositing in CIE Lab -> encode (JPEG, quality configurable; PNG on request)
+//   per output: template rendering (the first picture's drawn while the hair models run) ->
+//   removal of the old hair it does not cover (exemplar fill per what the hair hides) ->
+//   compositing in CIE Lab -> encode (JPEG, quality configurable; PNG on request)
 // Outputs: result-k.jpg|png (k = 1..num_outputs), hair-mask-k.png, hairstyle.json.
-// The rendering stage is one function (renderHair): a generative ONNX version can replace it
-// without touching analysis, removal or compositing.
+// The rendering stage is two functions (drawHair from the head alone, placeHair behind other
+// people once they are known): a generative ONNX version can replace drawHair without touching
+// analysis, removal or compositing.
 import { createHash } from 'node:crypto';
 import { copyBytes, decodeImage, pasteInto } from '../../imaging/image.ts';
 import { numberParam } from '../../models/params.ts';
