@@ -73,7 +73,7 @@ async function gridSheet(files: string[], styles: Hairstyle[], colors: HairColor
 export async function demoHairstyle(file: string | undefined, rest: string[]): Promise<void> {
   const { values } = parseArgs({ args: rest, options: { colors: { type: 'string' }, styles: { type: 'string' }, version: { type: 'string' }, out: { type: 'string' }, size: { type: 'string' } } });
   if (!file) {
-    console.error('usage: npm run demo -- hairstyle <photo|dev:NAME> [--colors blonde,red] [--styles "Bob Cut,Mohawk"] [--version hairstyle-bisenet] [--out sheet.jpg]');
+    console.error('usage: npm run demo -- hairstyle <photo|dev:NAME> [--colors blonde,red] [--styles "Bowl Cut,Mohawk"] [--version hairstyle-bisenet] [--out sheet.jpg]');
     process.exit(2);
   }
   const colors = (values.colors ?? 'black,blonde,red,blue').split(',') as HairColor[];

@@ -15,5 +15,5 @@ if (what === 'hairstyle') {
   await demoHairstyle(file, rest);
   process.exit(0);
 }
-console.error('usage: npm run demo -- hairstyle <photo|dev:NAME> [--colors blonde,red] [--styles "Bob Cut,Mohawk"] [--version hairstyle-bisenet] [--out sheet.jpg]\n       npm run demo -- tryon <garment> <person> <upper_body|lower_body|dresses> [--out result.jpg]');
+console.error('usage: npm run demo -- hairstyle <photo|dev:NAME> [--colors blonde,red] [--styles "Bowl Cut,Mohawk"] [--version hairstyle-bisenet] [--out sheet.jpg]\n       npm run demo -- tryon <garment> <person> <upper_body|lower_body|dresses> [--out result.jpg]');
 process.exit(2);

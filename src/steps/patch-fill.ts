@@ -9,8 +9,9 @@
 //   -> each finer level up to `searchSide` px: the nearest-neighbour field upsampled, voted,
 //      refined by fewer iterations (random jumps must gain a visible margin: a coherent field)
 //   -> levels finer than that: the field upsampled again and each hole pixel copied from its
-//      match (sharp texture; a vote there would average stripes out of phase into a blur), plus a
-//      smooth colour offset measured where the hole meets its allowed surroundings (pull-push),
+//      match (sharp texture; a vote there would average stripes out of phase into a blur; with
+//      `blend`, the matches of its 3x3 neighbours averaged: seams between the copied blocks
+//      cross-fade, coherent texture stays sharp), plus a smooth colour offset measured where the hole meets its allowed surroundings (pull-push),
 //      so a patch copied from a lighter place meets the edge without a seam.
 // Pure TypeScript on typed arrays: it runs inside the inference threads (pipelines run there),
 // never on the event loop. A learned inpainting graph with the same contract (image + hole ->
@@ -48,6 +49,15 @@ export interface PatchFillOptions {
    * and fills several holes in turn: a copy of a 1 MP photo per call was ~9 ms of fresh memory here).
    */
   inPlace?: boolean;
+  /**
+   * Copy levels (those finer than searchSide): each hole pixel the mean of what the matches of
+   * its 3x3 neighbourhood say for it, rather than its own match's pixel alone. Where the field is
+   * coherent they all say the same (a sharp copy); where it changes (every 2^k pixels, the copy
+   * levels' blocks) the copies cross-fade over a few pixels instead of meeting in a seam: on bare
+   * skin and smooth walls those seams were a mosaic of squares.
+   * @defaultValue false
+   */
+  blend?: boolean;
 }
 
 interface Level {
@@ -452,9 +462,10 @@ interface HoleBox {
  * like the child, where that is a known source pixel (always, but at the region's odd edges: a
  * parent's match is known and allowed, and so are its four children); else a neighbour's offset.
  * Writes the matched pixels' colours (read through `v`) into `out` at the hole's pixels (a pixel
- * left without a match takes its parent's colour); returns the field.
+ * left without a match takes its parent's colour; with `blend`, the mean of its 3x3 neighbours'
+ * matches shifted onto it: PatchFillOptions.blend); returns the field.
  */
-function upsampleAndCopy(w: number, h: number, v: View, hb: HoleBox, out: Float32Array, parentField: Int32Array, parent: { w: number; img: Float32Array }): Int32Array {
+function upsampleAndCopy(w: number, h: number, v: View, hb: HoleBox, out: Float32Array, parentField: Int32Array, parent: { w: number; img: Float32Array }, blend: boolean): Int32Array {
   const { img, hole, source, stride, base } = v;
   const pw = parent.w;
   const field = takeInts(w * h).fill(-1);
@@ -501,6 +512,33 @@ function upsampleAndCopy(w: number, h: number, v: View, hb: HoleBox, out: Float3
     for (let x = hb.x0, q = y * w + x; x < hb.x1; x++, q++) {
       const c = field[q]!;
       if (c < 0 || !hole[at(x, y)]) continue;
+      if (blend) {
+        let n = 0, s0 = 0, s1 = 0, s2 = 0;
+        for (let dy = -1; dy <= 1; dy++) {
+          const ny = y + dy;
+          if (ny < 0 || ny >= h) continue;
+          for (let dx = -1; dx <= 1; dx++) {
+            const nx = x + dx;
+            if (nx < 0 || nx >= w) continue;
+            const m = field[ny * w + nx]!;
+            if (m < 0) continue;
+            const mx = m % w, my = (m - mx) / w;
+            const sx = mx - dx, sy = my - dy;
+            if (!usable(sx, sy)) continue;
+            const k = 3 * at(sx, sy);
+            s0 += img[k]!;
+            s1 += img[k + 1]!;
+            s2 += img[k + 2]!;
+            n++;
+          }
+        }
+        if (n) {
+          out[3 * q] = s0 / n;
+          out[3 * q + 1] = s1 / n;
+          out[3 * q + 2] = s2 / n;
+          continue;
+        }
+      }
       const cx = c % w, k = 3 * at(cx, (c - cx) / w);
       out[3 * q] = img[k]!;
       out[3 * q + 1] = img[k + 1]!;
@@ -576,7 +614,7 @@ export function patchFill(image: RgbImage, hole: Uint8Array, options: PatchFillO
     // each hole pixel from its match: known pixels of this level, at full sharpness (a vote of
     // matches found at a coarser level would average their phases into a blur).
     if (nnf && Math.max(P.w, P.h) > cap) {
-      const field = upsampleAndCopy(P.w, P.h, P === P0 ? view0 : { ...P, stride: P.w, base: 0 }, boxes[l]!, P.img, nnf, pyramid[l + 1]!);
+      const field = upsampleAndCopy(P.w, P.h, P === P0 ? view0 : { ...P, stride: P.w, base: 0 }, boxes[l]!, P.img, nnf, pyramid[l + 1]!, options.blend ?? false);
       giveBack(nnf);
       nnf = field;
       continue;

@@ -1,6 +1,7 @@
 // The exemplar fill (src/steps/patch-fill.ts) on synthetic pictures whose right answer is known:
 // a hole in stripes must be filled with stripes in phase (a blur would give flat grey), pixels
-// outside the hole must not move, the source mask must be obeyed, and a seed reproduces the fill.
+// outside the hole must not move, the source mask must be obeyed, a seed reproduces the fill, and
+// with `blend` the copied blocks cross-fade instead of meeting in seams.
 import { describe, expect, it } from 'vitest';
 import type { RgbImage } from '../../src/imaging/image.ts';
 import { componentsTouching } from '../../src/imaging/morphology.ts';
@@ -159,5 +160,48 @@ describe('patchFill locality', () => {
     };
     const far = meanOffset(0), near = meanOffset(5000);
     expect(near).toBeLessThan(0.8 * far);
+  });
+});
+
+describe('patchFill blend', () => {
+  // A region larger than the search cap: the finer levels copy through the upsampled field, in
+  // blocks of 2^k pixels that meet in seams where the field changes.
+  const BW = 640, BH = 480;
+  const hole = new Uint8Array(BW * BH);
+  for (let y = 160; y < 320; y++) for (let x = 240; x < 400; x++) hole[y * BW + x] = 1;
+  const picture = (value: (x: number, y: number) => number): RgbImage => {
+    const data = new Uint8Array(BW * BH * 3);
+    for (let y = 0; y < BH; y++) for (let x = 0; x < BW; x++) data.fill(value(x, y), 3 * (y * BW + x), 3 * (y * BW + x) + 3);
+    return { data, width: BW, height: BH };
+  };
+  /** Mean of the largest 1% of steps between neighbouring pixels inside the hole. */
+  const worstSteps = (img: RgbImage) => {
+    const steps: number[] = [];
+    for (let y = 161; y < 319; y++) {
+      for (let x = 241; x < 399; x++) {
+        const i = y * BW + x;
+        steps.push(Math.abs(img.data[3 * i]! - img.data[3 * i + 3]!), Math.abs(img.data[3 * i]! - img.data[3 * (i + BW)]!));
+      }
+    }
+    const top = steps.sort((a, b) => a - b).slice(Math.floor(0.99 * steps.length));
+    return top.reduce((a, b) => a + b, 0) / top.length;
+  };
+
+  it("cross-fades the copied blocks where the field changes: no steps beyond the texture's own", () => {
+    // A smooth texture whose steps between neighbours are at most ~6 levels.
+    const smooth = picture((x, y) => Math.round(120 + 40 * Math.sin(x / 11 + Math.sin(y / 17)) + 30 * Math.sin(y / 8 + x / 29)));
+    const own = worstSteps(smooth);
+    const copied = worstSteps(patchFill(smooth, hole, { seed: 1, searchSide: 128 }));
+    const blended = worstSteps(patchFill(smooth, hole, { seed: 1, searchSide: 128, blend: true }));
+    // Without the blend the blocks meet in seams steeper than anything in the texture.
+    expect(copied).toBeGreaterThan(1.5 * own);
+    expect(blended).toBeLessThan(0.75 * copied);
+    expect(blended).toBeLessThan(1.3 * own);
+  });
+
+  it('keeps stripes sharp and in phase (a coherent field: the neighbours agree)', () => {
+    const band = (x: number) => (Math.floor(x / 5) % 2 ? 225 : 25);
+    const out = patchFill(picture(band), hole, { seed: 2, searchSide: 128, blend: true });
+    expect(holeShare(hole, (i) => Math.abs(out.data[3 * i]! - band(i % BW)) < 60)).toBeGreaterThan(0.85);
   });
 });
