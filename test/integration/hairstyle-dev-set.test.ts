@@ -320,6 +320,25 @@ describe('hairstyle on the development photos (issue 11, independent references)
     }
   }, 60_000);
 
+  it('fills long hair lying over a top below the parser\'s crop with texture, not one flat colour (hand-annotated boxes)', async () => {
+    // Hand-annotated on the input (s6-left, 696x748): a box of her wavy hair lying over her green
+    // top at the image's right, below the face parser's crop, and a box of that top where it shows
+    // (below and left of the hair). With only the parser's few cloth pixels to copy, the fill there
+    // was one flat colour (lightness spread 0.4 against the top's 4.8): a painted block.
+    const ph = await hairPhoto('s6-left');
+    const input = await decodeImage(ph.bytes, { maxPixels: 4e7 });
+    const W = input.width;
+    const spread = (img: RgbImage, x0: number, x1: number, y0: number, y1: number) => {
+      const Ls: number[] = [];
+      for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) Ls.push(lch(img.data[3 * (y * W + x)]!, img.data[3 * (y * W + x) + 1]!, img.data[3 * (y * W + x) + 2]!).L);
+      const mean = Ls.reduce((a, b) => a + b, 0) / Ls.length;
+      return Math.sqrt(Ls.reduce((a, b) => a + (b - mean) ** 2, 0) / Ls.length);
+    };
+    const top = spread(input, 450, 540, 690, 740);
+    const { out } = await runHairstyle(ph.bytes, 'Buzz Cut', 'brown');
+    expect(spread(out, 560, 650, 630, 680)).toBeGreaterThan(0.35 * top);
+  }, 60_000);
+
   it("draws the hair's outline as soft as a soft photo's own edges (issue 11 point 5: blur matched)", async () => {
     // The development photo blurred by a Gaussian of 3 px (an out-of-focus or enlarged photo). The
     // softness is measured the same way on both sides: on the input, over the reference face below
