@@ -29,6 +29,9 @@ export interface Body {
   /** Whether a joint is present (landmark presence >= 0.5) and inside the photo. */
   inL: Record<Joint, boolean>;
   inR: Record<Joint, boolean>;
+  /** BlazePose's visibility of each joint, 0..1 (low: the joint is there but hidden, behind the body or an object). */
+  visL: Record<Joint, number>;
+  visR: Record<Joint, number>;
   nose: P;
   neck: P;
   pelvis: P;
@@ -65,6 +68,8 @@ export function bodyFrame(pose: BodyPose, W: number, H: number): Body {
     R,
     inL: side(l, inside) as Record<Joint, boolean>,
     inR: side(r, inside) as Record<Joint, boolean>,
+    visL: side(l, (k) => k.visibility) as Record<Joint, number>,
+    visR: side(r, (k) => k.visibility) as Record<Joint, number>,
     nose: pt(lm.nose),
     neck,
     pelvis,
@@ -75,6 +80,21 @@ export function bodyFrame(pose: BodyPose, W: number, H: number): Body {
     size: Math.max(sw, 0.7 * tl),
   };
 }
+
+/** Below this BlazePose visibility a joint counts as hidden (hiddenArm). */
+const HIDDEN = 0.3;
+
+/**
+ * Whether an arm is behind the body: BlazePose sees neither its elbow nor its wrist (a person
+ * turned sideways, the far arm behind her back or hanging behind the torso). Its landmarks are
+ * then guesses, laid across the torso: cut out of the torso as an arm in front, they left a band of
+ * the old clothing down the middle of the new garment (s5-navy), and a sleeve there would be drawn
+ * over the chest.
+ */
+export const hiddenArm = (b: Body, s: 'L' | 'R'): boolean => {
+  const v = s === 'L' ? b.visL : b.visR;
+  return v.elbow < HIDDEN && v.wrist < HIDDEN;
+};
 
 /** Arm chain of one image side: shoulder, elbow, wrist. */
 export const arm = (b: Body, s: 'L' | 'R'): P[] => [b[s].shoulder, b[s].elbow, b[s].wrist];

@@ -13,7 +13,7 @@ import { copyBytes } from '../../imaging/image.ts';
 import { dilate } from '../../imaging/morphology.ts';
 import { polygonMask } from '../../imaging/polygon.ts';
 import { segmentDistance, shapeDistance, type Shape } from '../../steps/person-instance.ts';
-import { add, arm, armShapes, leg, len, lerp, mid, perp, sub, unit, type Body, type P } from './body.ts';
+import { add, arm, armShapes, hiddenArm, leg, len, lerp, mid, perp, sub, unit, type Body, type P } from './body.ts';
 import { andNot, intersect, union } from './masks.ts';
 
 export interface Strip {
@@ -168,7 +168,10 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
   // skin and a thin core along its bones instead of the capsules: BlazePose puts an arm a little
   // inside the torso at times (person-standing), and its capsules then cut a strip of the torso
   // (the old top showed between the garment and the arm) while the arm's outer edge was covered.
-  const bare = (['L', 'R'] as const).filter((sd) => {
+  // Arms behind the body (hiddenArm) are neither cut out of the torso nor given a sleeve: the
+  // torso hides them.
+  const seen = (['L', 'R'] as const).filter((sd) => !hiddenArm(b, sd));
+  const bare = seen.filter((sd) => {
     if (!armSkin) return false;
     // The arm's skin within twice the capsule's reach, against the capsule's area on the
     // instance: a forearm BlazePose puts beside the arm (person-standing-mirror) still counts.
@@ -187,8 +190,8 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
     }
     return n > 0 && k / n > 0.5;
   });
-  const clothed = (['L', 'R'] as const).filter((sd) => !bare.includes(sd));
-  const hands = shapesMask(armShapes(b, { upper: false, forearm: false }), W, H);
+  const clothed = seen.filter((sd) => !bare.includes(sd));
+  const hands = shapesMask(armShapes(b, { upper: false, forearm: false, sides: seen }), W, H);
   const cores: Shape[] = bare.flatMap((sd) => [{ a: lerp(b[sd].shoulder, b[sd].elbow, 0.3), b: b[sd].elbow, r: 0.04 * size }, { a: b[sd].elbow, b: b[sd].wrist, r: 0.04 * size }]);
   let arms = union(shapesMask([...armShapes(b, { upper: false, sides: clothed }), ...cores], W, H), hands);
   if (armSkin) arms = union(arms, armSkin);
@@ -241,7 +244,7 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
     const base = type === 'dresses' ? hull : grown;
     const lowArms = shapesMask(clothed.map((s) => ({ a: lerp(b[s].shoulder, b[s].elbow, 0.3), b: b[s].elbow, r: 0.14 * size })), W, H);
     clips.torso = andNot(base, arms, lowArms);
-    for (const s of ['L', 'R'] as const) {
+    for (const s of seen) {
       const l = lengths[`sleeve${s}`];
       if (!l) continue;
       const chain = arm(b, s);
