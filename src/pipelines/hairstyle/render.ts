@@ -162,7 +162,7 @@ function rasterize(an: HeadGeometry, look: Pick<Look, 'lightSide'>, t: Template,
           if (raw > reach) continue;
           const th = t.flow(u, v, ctx);
           let cs = Math.cos(th), sn = Math.sin(th);
-          let across = u * cs - v * sn;
+          let across = t.stream ? t.stream(u, v, ctx) : u * cs - v * sn;
           const along = u * sn + v * cs;
           if (t.curl) {
             // A strand keeps across + amp*sin(arg) constant: it swings across the flow, its

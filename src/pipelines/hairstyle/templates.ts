@@ -70,6 +70,14 @@ export interface Template {
   sdf(u: number, v: number, c: TemplateContext): number;
   /** Strand direction in radians: 0 runs down the v axis (to the chin), pi/2 along +u, pi up. */
   flow(u: number, v: number, c: TemplateContext): number;
+  /**
+   * The across-strand coordinate (frame units), constant along each strand, where the flow's angle
+   * swings along the strands (waves). Absent: the position turned by the flow's angle about the
+   * frame's origin, which is that coordinate only where the angle changes slowly; where it swung
+   * to and fro the strands far from the origin were swept across each other at every swing,
+   * tight contour bands like wood grain or marble (Long Wave's lengths).
+   */
+  stream?(u: number, v: number, c: TemplateContext): number;
   shade(u: number, v: number, c: TemplateContext, depth: number): number;
 }
 
@@ -213,6 +221,9 @@ const braidArc = (u: number, v: number, c: TemplateContext) => {
   // on: within the braid's band (above the ears).
   return { cy, r, on: Math.abs(r - 1) * 0.6 < 0.08 && v < c.a.ears };
 };
+
+/** Long Wave's waves: the strands' swing from the vertical (radians) and its rate down the hair (per face width). */
+const WAVE_SWING = 0.3, WAVE_K = 9;
 
 export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
   'Braided Crown': {
@@ -486,7 +497,15 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     },
     flow(u, v, c) {
       const below = smooth(c.a.forehead - 0.1, c.a.ears, v);
-      return parted(u, v, c, 0) * (1 - below) + below * (u < c.p.parting ? -1 : 1) * 0.3 * Math.cos((v - c.a.ears) * 9 + c.p.phase * 4);
+      return parted(u, v, c, 0) * (1 - below) + below * (u < c.p.parting ? -1 : 1) * WAVE_SWING * Math.cos((v - c.a.ears) * WAVE_K + c.p.phase * 4);
+    },
+    stream(u, v, c) {
+      // Below the ears the strands' own line: u less the wave's sideways swing (the integral of
+      // the flow's tangent, WAVE_SWING / WAVE_K across); above, the parted flow turned as usual.
+      const below = smooth(c.a.forehead - 0.1, c.a.ears, v);
+      const th = parted(u, v, c, 0);
+      const wave = u - (u < c.p.parting ? -1 : 1) * (WAVE_SWING / WAVE_K) * Math.sin((v - c.a.ears) * WAVE_K + c.p.phase * 4);
+      return (u * Math.cos(th) - v * Math.sin(th)) * (1 - below) + wave * below;
     },
     shade(u, v, c) {
       // The crests and troughs of the waves, and the parting.
