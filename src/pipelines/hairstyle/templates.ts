@@ -415,7 +415,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     strands: 1,
     gloss: 0.7,
     bulk: { cy: 0.45, rx: 0.95, ry: 1.1 },
-    curl: { period: 0.09, amp: 0.018 },
+    curl: { period: 0.34, amp: 0.065 },
     sdf(u, v, c) {
       const { a, p } = c;
       const top = a.forehead - 0.72 * p.volume;
