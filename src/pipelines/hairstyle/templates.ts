@@ -239,7 +239,9 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       // The braid: a thick band along an arc over the crown, from ear to ear, standing off the head.
       const { r } = braidArc(u, v, c);
       const band = v < c.a.ears ? Math.abs(r - 1) * 0.6 - 0.08 : 1;
-      return intersect(union(sleek, band), allowedArea(u, v, c.a, hairline(c.a)));
+      // The hairline arched, rising towards the temples as the short cuts' (the hair is pulled
+      // back, so it shows): cut straight across the forehead it read as a fringe under a bonnet.
+      return intersect(union(sleek, band), allowedArea(u, v, c.a, hairline(c.a) - 0.8 * u * u));
     },
     flow(u, v, c) {
       const { cy, on } = braidArc(u, v, c);
