@@ -420,10 +420,10 @@ const FILL_LOCALITY = 5000;
  * with skin, never with a face or hair. The groups are first smoothed (the most common group in a
  * window of ~3% of the face width), so where a neck meets the wall the outline is a curve, not
  * the staircase of the geometric rules and the flood. Skin is copied from the parsed face and
- * neck and from the skin-coloured person pixels around the hole (skinAround), clothing from the
- * parsed cloth and the target's clothing around the hole (clothingAround). The copies cross-fade
- * where the match field changes (patchFill's blend): a bared chest or a plain wall showed the copy
- * levels' blocks as a mosaic of squares.
+ * neck and from the skin-coloured person pixels around the hole, clothing from the parsed cloth
+ * and the target's clothing around the hole (bodyAround). The copies cross-fade where the match
+ * field changes (patchFill's blend): a bared chest or a plain wall showed the copy levels' blocks
+ * as a mosaic of squares.
  */
 export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number): RgbImage {
   const n = hole.length;
@@ -443,8 +443,7 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number): R
     if (!any) continue;
     // The group's sources (0/1) less the hole: a copy, cleared on the hole's pixels.
     const src = new Uint8Array(an.sources[g]!);
-    if (g === UNDER.skin) skinAround(an, part, hole, src);
-    if (g === UNDER.clothing) clothingAround(an, part, hole, src);
+    if (g === UNDER.skin || g === UNDER.clothing) bodyAround(an, part, hole, src, g === UNDER.skin);
     for (const i of holeAt) src[i] = 0;
     // The first group's fill is a new picture; the next ones fill it in place.
     img = patchFill(img, part, { source: src, seed: seed + g, inPlace: img !== an.image, locality: FILL_LOCALITY, blend: true });
@@ -564,13 +563,18 @@ function smoothGroups(under: Uint8Array, hole: Uint8Array, holeAt: Int32Array, W
 }
 
 /**
- * Sets `out` on the target's clothing around `part` (within 0.3 face widths of its box): person
- * pixels below the chin, off the face, not another person's, not old hair, not the hole, and not
- * of the skin's colour. The parser's cloth class ends at its crop's lower edge, a little below the
- * chin, while long hair over a shoulder reaches well below it: with only the few cloth pixels in
- * the crop to copy, the fill there was one flat colour (a green block on a green top's shoulder).
+ * Sets `out` on the body around `part` (within 0.3 face widths of its box; never the hole, other
+ * people or old hair) of one kind: with `skin`, the skin-coloured person pixels (a lit shoulder
+ * outside the parser's crop is as good an exemplar for a bared chest as the parsed neck, and often
+ * a better one: the neck lies in the jaw's shadow, and copied onto a lit shoulder it drew a dark
+ * plate); without, the target's clothing: person pixels below the chin, off the face, not of the
+ * skin's colour (the parser's cloth class ends at its crop's lower edge, a little below the chin,
+ * while long hair over a shoulder reaches well below it: with only the few cloth pixels in the
+ * crop to copy, the fill there was one flat colour, a green block on a green top's shoulder).
+ * Pixels already in `out` are not tested again (the Selfie version's skin sources are most of the
+ * person already: its colour tests took ~30 ms at 1 MP).
  */
-function clothingAround(an: HeadAnalysis, part: Uint8Array, hole: Uint8Array, out: Uint8Array): void {
+function bodyAround(an: HeadAnalysis, part: Uint8Array, hole: Uint8Array, out: Uint8Array, skin: boolean): void {
   const { width: W, height: H } = an.image;
   const box = maskBox(part, W, H);
   if (!box) return;
@@ -581,39 +585,12 @@ function clothingAround(an: HeadAnalysis, part: Uint8Array, hole: Uint8Array, ou
   const { frame, anchors } = an;
   for (let y = y0; y < y1; y++) {
     for (let x = x0, i = y * W + x0; x < x1; x++, i++) {
-      if (out[i] || hole[i] || an.protect[i] || an.others[i] || an.person[i]! <= 128 || an.hair[i]! > 20) continue;
-      if (frameV(frame, x + 0.5, y + 0.5) <= anchors.chin) continue;
-      const lab = labAt(an.image.data, i);
-      const da = lab[1] - ref[1], db = lab[2] - ref[2];
-      if (da * da + db * db < 16 * 16 && Math.abs(lab[0] - ref[0]) < 30) continue;
-      out[i] = 1;
-    }
-  }
-}
-
-/**
- * Sets `out` on the skin-coloured person pixels around `part` (within 0.3 face widths of its box;
- * never the hole, other people or old hair): a lit shoulder outside the parser's crop is as
- * good an exemplar for a bared chest as the parsed neck, and often a better one (the neck lies
- * in the jaw's shadow, and copied onto a lit shoulder it drew a dark plate). Pixels already in
- * `out` are not tested again (the Selfie version's skin sources are most of the person already:
- * its colour tests took ~30 ms at 1 MP).
- */
-function skinAround(an: HeadAnalysis, part: Uint8Array, hole: Uint8Array, out: Uint8Array): void {
-  const { width: W, height: H } = an.image;
-  const box = maskBox(part, W, H);
-  if (!box) return;
-  const m = Math.max(8, Math.round(0.3 * an.frame.scale));
-  const x0 = Math.max(0, box.x - m), y0 = Math.max(0, box.y - m);
-  const x1 = Math.min(W, box.x + box.width + m), y1 = Math.min(H, box.y + box.height + m);
-  const ref = srgbToLab(an.skin[0], an.skin[1], an.skin[2]);
-  for (let y = y0; y < y1; y++) {
-    for (let x = x0, i = y * W + x0; x < x1; x++, i++) {
       if (out[i] || hole[i] || an.others[i] || an.person[i]! <= 128 || an.hair[i]! > 20) continue;
+      if (!skin && (an.protect[i] || frameV(frame, x + 0.5, y + 0.5) <= anchors.chin)) continue;
       const lab = labAt(an.image.data, i);
       const da = lab[1] - ref[1], db = lab[2] - ref[2];
-      if (da * da + db * db >= 16 * 16 || Math.abs(lab[0] - ref[0]) >= 30) continue;
-      out[i] = 1;
+      const skinColoured = da * da + db * db < 16 * 16 && Math.abs(lab[0] - ref[0]) < 30;
+      if (skinColoured === skin) out[i] = 1;
     }
   }
 }
