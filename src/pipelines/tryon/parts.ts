@@ -159,8 +159,11 @@ function hullFill(mask: Uint8Array, W: number, H: number, yFrom: number): Uint8A
   return out;
 }
 
-/** The body's strips and clips for a clothes type (`lengths` from the garment, scaled to this body). */
-export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, lengths: PartLengths, skirtLike: boolean, armSkin?: Uint8Array): BodyParts {
+/**
+ * The body's strips and clips for a clothes type (`lengths` from the garment, scaled to this body).
+ * `protect`: face and hair (never the garment's), kept out of what the torso's shoulders may reach.
+ */
+export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, lengths: PartLengths, skirtLike: boolean, armSkin?: Uint8Array, protect?: Uint8Array): BodyParts {
   const { W, H, size, across, down } = b;
   const grown = dilate(instance, W, H, Math.max(1, Math.round(0.02 * size)));
   // Forearms and hands in front: BlazePose's capsules, and the bare skin connected to them
@@ -205,15 +208,18 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
   const hull = hullFill(grown, W, H, hipRow - 0.1 * b.tl);
 
   /** Torso-like strip from `top` along `dir` for `length`, edges measured on `allowed`. */
-  const measured = (top: P, dir: P, length: number, stations: number[], allowed: Uint8Array, skip: Uint8Array | null, minHalf: number, maxHalf: number, fixed?: (f: number) => [number, number] | null): Strip => {
+  const measured = (top: P, dir: P, length: number, stations: number[], allowed: Uint8Array, skip: Uint8Array | null, minHalf: number, maxHalf: number, fixed?: (f: number) => [number, number] | null, wider?: Uint8Array): Strip => {
     const s: Strip = { centre: [], left: [], right: [] };
     const n: P = unit(perp(dir));
     const acrossN: P = n[0] * across[0] + n[1] * across[1] >= 0 ? n : [-n[0], -n[1]];
     for (const f of stations) {
       const c = add(top, dir, f * length);
       const fx = fixed?.(f);
-      const dl = fx ? fx[0] : edgeDistance(c, [-acrossN[0], -acrossN[1]], maxHalf, Math.round(0.06 * size), allowed, skip, W, H);
-      const dr = fx ? fx[1] : edgeDistance(c, acrossN, maxHalf, Math.round(0.06 * size), allowed, skip, W, H);
+      // A fixed station still reaches as far as `wider` goes, walked without skipping the arms
+      // (they stop it): the body there may be wider than the fixed width.
+      const reach = (sgn: number, base: number) => (wider ? Math.max(base, edgeDistance(c, [sgn * acrossN[0], sgn * acrossN[1]], maxHalf, Math.round(0.06 * size), wider, null, W, H) ?? 0) : base);
+      const dl = fx ? reach(-1, fx[0]) : edgeDistance(c, [-acrossN[0], -acrossN[1]], maxHalf, Math.round(0.06 * size), allowed, skip, W, H);
+      const dr = fx ? reach(1, fx[1]) : edgeDistance(c, acrossN, maxHalf, Math.round(0.06 * size), allowed, skip, W, H);
       const hl = Math.min(maxHalf, Math.max(minHalf, dl ?? minHalf)), hr = Math.min(maxHalf, Math.max(minHalf, dr ?? minHalf));
       s.centre.push(c);
       s.left.push(add(c, acrossN, -hl * 1.04));
@@ -224,7 +230,8 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
 
   if (type !== 'lower_body') {
     const length = lengths.torso ?? 1.1 * b.tl;
-    // Above the armpits the torso's edges are the shoulders' (the arms are there); below, measured.
+    // Above the armpits the torso's edges are the shoulders' (the arms are there), or the body's
+    // where it is wider; below, measured.
     const sideShoulder = (f: number): [number, number] | null => {
       const depth = f * length;
       if (depth > 0.28 * b.tl) return null;
@@ -237,7 +244,11 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
     let allowed = torsoAllowed;
     // A dress's edges are measured on the instance or its row-filled hull, without the arms.
     if (type === 'dresses') allowed = andNot(union(instance, hull), armsAll);
-    strips.torso = measured(b.neck, down, length, TORSO_STATIONS, allowed, armsAll, 0.3 * size, 1.1 * size, sideShoulder);
+    // Above the armpits the torso still reaches as far as its body goes between the arms (off
+    // the face and hair): a body turned or leaning towards the camera is wider there than its
+    // shoulder joints, and the fixed widths left the old dress in a strip between the new top and
+    // the arm (s5-navy), filled with a smear of skin and wall.
+    strips.torso = measured(b.neck, down, length, TORSO_STATIONS, allowed, armsAll, 0.3 * size, 1.1 * size, sideShoulder, protect ? andNot(allowed, protect) : undefined);
     // Arms beside or in front of the torso stay out of it (a sleeve, if any, covers them).
     // The shoulder cap (the top quarter of the upper arm) is the torso's: the sleeve starts below
     // it, and cutting it out of both left the old clothing showing on top of the shoulder.

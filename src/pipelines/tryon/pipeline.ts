@@ -158,7 +158,7 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
   const g = garment.parts;
   const scale = ((type === 'lower_body' ? 0.9 : 1.2) * body.size) / g.width;
   const lengths = Object.fromEntries(Object.entries(g.lengths).map(([k, v]) => [k, v * scale]));
-  const parts = await t.time('body', () => bodyParts(body, instance, type, lengths, g.skirt, armSkin(image, skin, instance, protect, body)));
+  const parts = await t.time('body', () => bodyParts(body, instance, type, lengths, g.skirt, armSkin(image, skin, instance, protect, body), protect));
 
   // Warp each part the garment and the body both have. The warp samples the garment bilinearly
   // and stretches it where the body is wider than the garment (a hip below a T-shirt's hem): its
