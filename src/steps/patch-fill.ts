@@ -11,8 +11,9 @@
 //   -> levels finer than that: the field upsampled again and each hole pixel copied from its
 //      match (sharp texture; a vote there would average stripes out of phase into a blur; with
 //      `blend`, the matches of its 3x3 neighbours averaged: seams between the copied blocks
-//      cross-fade, coherent texture stays sharp), plus a smooth colour offset measured where the hole meets its allowed surroundings (pull-push),
-//      so a patch copied from a lighter place meets the edge without a seam.
+//      cross-fade, coherent texture stays sharp), plus a smooth colour offset measured where the
+//      hole meets its allowed surroundings (pull-push), so a patch copied from a lighter place
+//      meets the edge without a seam.
 // Pure TypeScript on typed arrays: it runs inside the inference threads (pipelines run there),
 // never on the event loop. A learned inpainting graph with the same contract (image + hole ->
 // image) can replace it. Deterministic for a given input (seeded generator), so retries and golden
@@ -512,33 +513,7 @@ function upsampleAndCopy(w: number, h: number, v: View, hb: HoleBox, out: Float3
     for (let x = hb.x0, q = y * w + x; x < hb.x1; x++, q++) {
       const c = field[q]!;
       if (c < 0 || !hole[at(x, y)]) continue;
-      if (blend) {
-        let n = 0, s0 = 0, s1 = 0, s2 = 0;
-        for (let dy = -1; dy <= 1; dy++) {
-          const ny = y + dy;
-          if (ny < 0 || ny >= h) continue;
-          for (let dx = -1; dx <= 1; dx++) {
-            const nx = x + dx;
-            if (nx < 0 || nx >= w) continue;
-            const m = field[ny * w + nx]!;
-            if (m < 0) continue;
-            const mx = m % w, my = (m - mx) / w;
-            const sx = mx - dx, sy = my - dy;
-            if (!usable(sx, sy)) continue;
-            const k = 3 * at(sx, sy);
-            s0 += img[k]!;
-            s1 += img[k + 1]!;
-            s2 += img[k + 2]!;
-            n++;
-          }
-        }
-        if (n) {
-          out[3 * q] = s0 / n;
-          out[3 * q + 1] = s1 / n;
-          out[3 * q + 2] = s2 / n;
-          continue;
-        }
-      }
+      if (blend && blendAt(x, y, w, h, field, usable, at, img, out, 3 * q)) continue;
       const cx = c % w, k = 3 * at(cx, (c - cx) / w);
       out[3 * q] = img[k]!;
       out[3 * q + 1] = img[k + 1]!;
@@ -546,6 +521,31 @@ function upsampleAndCopy(w: number, h: number, v: View, hb: HoleBox, out: Float3
     }
   }
   return field;
+}
+
+/**
+ * PatchFillOptions.blend at level pixel (x, y): the mean of what its 3x3 neighbours' matches,
+ * shifted onto it, say (those landing on usable pixels), written at `out[o..o+2]`. False when none
+ * does (the pixel keeps its own match).
+ */
+function blendAt(x: number, y: number, w: number, h: number, field: Int32Array, usable: (cx: number, cy: number) => boolean, at: (x: number, y: number) => number, img: ArrayLike<number>, out: Float32Array, o: number): boolean {
+  let n = 0, s0 = 0, s1 = 0, s2 = 0;
+  for (let dy = -1; dy <= 1; dy++) {
+    const ny = y + dy;
+    if (ny < 0 || ny >= h) continue;
+    for (let dx = -1; dx <= 1; dx++) {
+      const nx = x + dx;
+      const m = nx < 0 || nx >= w ? -1 : field[ny * w + nx]!;
+      if (m < 0) continue;
+      const mx = m % w, sx = mx - dx, sy = (m - mx) / w - dy;
+      if (!usable(sx, sy)) continue;
+      const k = 3 * at(sx, sy);
+      (s0 += img[k]!), (s1 += img[k + 1]!), (s2 += img[k + 2]!), n++;
+    }
+  }
+  if (!n) return false;
+  (out[o] = s0 / n), (out[o + 1] = s1 / n), (out[o + 2] = s2 / n);
+  return true;
 }
 
 function refreshDistances(L: Level, targets: Int32Array, nnf: Int32Array, dist: Float32Array, r: number): void {

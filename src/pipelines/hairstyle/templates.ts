@@ -200,6 +200,12 @@ export function allowedArea(u: number, v: number, a: Anchors, fringe: number): n
 
 // --- the 12 templates ----------------------------------------------------------------------------
 const hairline = (a: Anchors) => a.forehead + 0.03;
+/**
+ * The hairline arched, rising towards the temples (`lift` higher at the centre too): where it
+ * shows (short cuts, hair pulled back), a straight cut across the forehead read as a cap's rim or a
+ * fringe under a bonnet.
+ */
+const archedHairline = (a: Anchors, u: number, lift = 0) => hairline(a) - lift - 0.8 * u * u;
 /** Parted hair: from the parting down each side, turning to fall straight below the ears. */
 const parted = (u: number, v: number, c: TemplateContext, fall: number) => {
   const side = u < c.p.parting ? -1 : 1;
@@ -224,6 +230,12 @@ const braidArc = (u: number, v: number, c: TemplateContext) => {
 
 /** Long Wave's waves: the strands' swing from the vertical (radians) and its rate down the hair (per face width). */
 const WAVE_SWING = 0.3, WAVE_K = 9;
+/** Long Wave below the ears: how far down the waves it is (0 above), the wave's phase and its side's sign. */
+const longWave = (u: number, v: number, c: TemplateContext) => ({
+  below: smooth(c.a.forehead - 0.1, c.a.ears, v),
+  arg: (v - c.a.ears) * WAVE_K + c.p.phase * 4,
+  side: u < c.p.parting ? -1 : 1,
+});
 
 export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
   'Braided Crown': {
@@ -239,9 +251,8 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       // The braid: a thick band along an arc over the crown, from ear to ear, standing off the head.
       const { r } = braidArc(u, v, c);
       const band = v < c.a.ears ? Math.abs(r - 1) * 0.6 - 0.08 : 1;
-      // The hairline arched, rising towards the temples as the short cuts' (the hair is pulled
-      // back, so it shows): cut straight across the forehead it read as a fringe under a bonnet.
-      return intersect(union(sleek, band), allowedArea(u, v, c.a, hairline(c.a) - 0.8 * u * u));
+      // The hair is pulled back, so its hairline shows: arched, as the short cuts'.
+      return intersect(union(sleek, band), allowedArea(u, v, c.a, archedHairline(c.a, u)));
     },
     flow(u, v, c) {
       const { cy, on } = braidArc(u, v, c);
@@ -306,7 +317,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     sdf(u, v, c) {
       // The front hairline rounded, rising towards the temples (a straight cut across the forehead
       // read as a cap's rim).
-      return intersect(union(cap(u, v, c, 0.015, 0.03, c.a.ears - 0.06), sideburns(u, v, c, 0.12, 0.05)), allowedArea(u, v, c.a, hairline(c.a) - 0.8 * u * u));
+      return intersect(union(cap(u, v, c, 0.015, 0.03, c.a.ears - 0.06), sideburns(u, v, c, 0.12, 0.05)), allowedArea(u, v, c.a, archedHairline(c.a, u)));
     },
     flow(u, v, c) {
       return fromCrown(u, v, c);
@@ -498,15 +509,15 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       return intersect(union(top, curtains), allowedArea(u, v, a, hairline(a) + 0.04));
     },
     flow(u, v, c) {
-      const below = smooth(c.a.forehead - 0.1, c.a.ears, v);
-      return parted(u, v, c, 0) * (1 - below) + below * (u < c.p.parting ? -1 : 1) * WAVE_SWING * Math.cos((v - c.a.ears) * WAVE_K + c.p.phase * 4);
+      const { below, arg, side } = longWave(u, v, c);
+      return parted(u, v, c, 0) * (1 - below) + below * side * WAVE_SWING * Math.cos(arg);
     },
     stream(u, v, c) {
       // Below the ears the strands' own line: u less the wave's sideways swing (the integral of
       // the flow's tangent, WAVE_SWING / WAVE_K across); above, the parted flow turned as usual.
-      const below = smooth(c.a.forehead - 0.1, c.a.ears, v);
+      const { below, arg, side } = longWave(u, v, c);
       const th = parted(u, v, c, 0);
-      const wave = u - (u < c.p.parting ? -1 : 1) * (WAVE_SWING / WAVE_K) * Math.sin((v - c.a.ears) * WAVE_K + c.p.phase * 4);
+      const wave = u - side * (WAVE_SWING / WAVE_K) * Math.sin(arg);
       return (u * Math.cos(th) - v * Math.sin(th)) * (1 - below) + wave * below;
     },
     shade(u, v, c) {
@@ -584,7 +595,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       // above the forehead (a tall narrow dome over the crown read as a helmet), under a rounded hairline.
       const sides = union(cap(u, v, c, -0.005, 0, a.ears - 0.06), sideburns(u, v, c, 0.12, 0.05));
       const top = intersect(cap(u, v, c, -0.06, 0.11, a.forehead + 0.05), v - (a.forehead + 0.05));
-      return intersect(union(sides, top), allowedArea(u, v, a, hairline(a) - 0.02 - 0.8 * u * u));
+      return intersect(union(sides, top), allowedArea(u, v, a, archedHairline(a, u, 0.02)));
     },
     flow(u, v, c) {
       // Forward and down from the crown, as the Buzz Cut (brushed up at the front, the flows met in

@@ -73,17 +73,17 @@ export function limbStrip(pts: P[], start: number, length: number, half: number[
 }
 
 /**
- * Walks from `c` along `u` and returns the distance to the farthest pixel of `allowed` reached
- * without crossing more than `gap` pixels in a row of `stop` pixels (background); `skip` pixels
- * (an arm in front) neither count nor stop. Capped at `max`.
+ * Walks from `c` along `u` and returns the distance to the farthest pixel of `allowed` (less
+ * `deny`) reached without crossing more than `gap` pixels in a row of `stop` pixels (background);
+ * `skip` pixels (an arm in front) neither count nor stop. Capped at `max`.
  */
-export function edgeDistance(c: P, u: P, max: number, gap: number, allowed: Uint8Array, skip: Uint8Array | null, W: number, H: number): number | null {
+export function edgeDistance(c: P, u: P, max: number, gap: number, allowed: Uint8Array, skip: Uint8Array | null, W: number, H: number, deny?: Uint8Array): number | null {
   let last: number | null = null, run = 0;
   for (let d = 0; d <= max; d += 1) {
     const x = Math.round(c[0] + u[0] * d), y = Math.round(c[1] + u[1] * d);
     if (x < 0 || y < 0 || x >= W || y >= H) return d;
     const i = y * W + x;
-    if (allowed[i]) (last = d), (run = 0);
+    if (allowed[i] && !deny?.[i]) (last = d), (run = 0);
     else if (!skip || !skip[i]) if (++run > gap) break;
   }
   return last;
@@ -208,18 +208,19 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
   const hull = hullFill(grown, W, H, hipRow - 0.1 * b.tl);
 
   /** Torso-like strip from `top` along `dir` for `length`, edges measured on `allowed`. */
-  const measured = (top: P, dir: P, length: number, stations: number[], allowed: Uint8Array, skip: Uint8Array | null, minHalf: number, maxHalf: number, fixed?: (f: number) => [number, number] | null, wider?: Uint8Array): Strip => {
+  const measured = (top: P, dir: P, length: number, stations: number[], allowed: Uint8Array, skip: Uint8Array | null, minHalf: number, maxHalf: number, fixed?: (f: number) => [number, number] | null, widerOff?: Uint8Array): Strip => {
     const s: Strip = { centre: [], left: [], right: [] };
     const n: P = unit(perp(dir));
     const acrossN: P = n[0] * across[0] + n[1] * across[1] >= 0 ? n : [-n[0], -n[1]];
+    const gap = Math.round(0.06 * size);
     for (const f of stations) {
       const c = add(top, dir, f * length);
       const fx = fixed?.(f);
-      // A fixed station still reaches as far as `wider` goes, walked without skipping the arms
-      // (they stop it): the body there may be wider than the fixed width.
-      const reach = (sgn: number, base: number) => (wider ? Math.max(base, edgeDistance(c, [sgn * acrossN[0], sgn * acrossN[1]], maxHalf, Math.round(0.06 * size), wider, null, W, H) ?? 0) : base);
-      const dl = fx ? reach(-1, fx[0]) : edgeDistance(c, [-acrossN[0], -acrossN[1]], maxHalf, Math.round(0.06 * size), allowed, skip, W, H);
-      const dr = fx ? reach(1, fx[1]) : edgeDistance(c, acrossN, maxHalf, Math.round(0.06 * size), allowed, skip, W, H);
+      const walk = (sgn: number, through: Uint8Array | null, deny?: Uint8Array) => edgeDistance(c, [sgn * acrossN[0], sgn * acrossN[1]], maxHalf, gap, allowed, through, W, H, deny);
+      // With `widerOff`, a fixed station still reaches as far as `allowed` less it goes, walked
+      // without skipping the arms (they stop it): the body there may be wider than the fixed width.
+      const side = (sgn: number, k: 0 | 1) => (!fx ? walk(sgn, skip) : widerOff ? Math.max(fx[k], walk(sgn, null, widerOff) ?? 0) : fx[k]);
+      const dl = side(-1, 0), dr = side(1, 1);
       const hl = Math.min(maxHalf, Math.max(minHalf, dl ?? minHalf)), hr = Math.min(maxHalf, Math.max(minHalf, dr ?? minHalf));
       s.centre.push(c);
       s.left.push(add(c, acrossN, -hl * 1.04));
@@ -248,7 +249,7 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
     // the face and hair): a body turned or leaning towards the camera is wider there than its
     // shoulder joints, and the fixed widths left the old dress in a strip between the new top and
     // the arm (s5-navy), filled with a smear of skin and wall.
-    strips.torso = measured(b.neck, down, length, TORSO_STATIONS, allowed, armsAll, 0.3 * size, 1.1 * size, sideShoulder, protect ? andNot(allowed, protect) : undefined);
+    strips.torso = measured(b.neck, down, length, TORSO_STATIONS, allowed, armsAll, 0.3 * size, 1.1 * size, sideShoulder, protect);
     // Arms beside or in front of the torso stay out of it (a sleeve, if any, covers them).
     // The shoulder cap (the top quarter of the upper arm) is the torso's: the sleeve starts below
     // it, and cutting it out of both left the old clothing showing on top of the shoulder.
