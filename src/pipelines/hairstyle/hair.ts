@@ -281,7 +281,7 @@ function parsedHair(h: Head, parse: FaceParse, soft: Uint8Array, person: Uint8Ar
   const own = dilate(grown, W, H, 2);
   const hair = new Uint8Array(W * H);
   for (let i = 0; i < hair.length; i++) if (own[i] && !others[i]) hair[i] = inCrop[i] ? soft[i]! : grown[i] ? 255 : 0;
-  const under = underOf(h, parse, inCrop, soft, hair, person);
+  const under = underOf(h, parse, crop, inCrop, soft, hair, person);
   const sources = sourcesOf(h, parse, crop, inCrop, soft, sb, hair, person, others);
   return { hair, under, sources, person, others };
 }
@@ -357,11 +357,43 @@ export function bodyFlare(dy: number): number {
   return (t + Math.sqrt(t * t + FLARE_K * FLARE_K) - FLARE_AT_CHIN) / (2 * SHOULDER_SLOPE);
 }
 
-/** What each hair pixel hides (UNDER), meaningful where the hair is. */
-function underOf(h: Head, parse: FaceParse, inCrop: Uint8Array, soft: Uint8Array, hair: Uint8Array, person: Uint8Array): Uint8Array {
+/**
+ * Whether CIE Lab colour `lab` is skin of the face whose colour is `ref` (Lab): chroma within 16,
+ * lightness within 30 (lit and shaded skin alike). Clothing of another colour, a wall, hair fail.
+ */
+export function skinColoured(lab: readonly number[], ref: readonly number[]): boolean {
+  const da = lab[1]! - ref[1]!, db = lab[2]! - ref[2]!;
+  return da * da + db * db < 16 * 16 && Math.abs(lab[0]! - ref[0]!) < 30;
+}
+
+/** Not known to underFrom: the pixel's group comes from the head and body geometry or the flood. */
+const NOT_KNOWN = 255;
+
+/**
+ * What each hair pixel hides, with the face parser: where the parser has looked and sees no hair,
+ * its class's group (but its background on the person mask: its crop's poor bottom edge).
+ */
+function underOf(h: Head, parse: FaceParse, crop: Box, inCrop: Uint8Array, soft: Uint8Array, hair: Uint8Array, person: Uint8Array): Uint8Array {
+  const W = h.image.width;
+  const known = new Uint8Array(W * h.image.height).fill(NOT_KNOWN);
+  for (let y = crop.y0; y < crop.y1; y++) {
+    for (let x = crop.x0, i = y * W + x; x < crop.x1; x++, i++) {
+      if (soft[i]! > 20 || hair[i] || (person[i]! > 128 && parse.labels[i] === CLASS.background)) continue;
+      known[i] = GROUP_OF_CLASS[parse.labels[i]!]!;
+    }
+  }
+  return underFrom(h, known, inCrop, hair, person);
+}
+
+/**
+ * What each hair pixel hides (UNDER), meaningful where the hair is. `known`: per pixel its group
+ * where the caller knows it (0: known to be neither, the flood decides), NOT_KNOWN elsewhere;
+ * `parsed`: where a face parser has looked (null: nowhere). Off the hair and off the person mask a
+ * pixel is background, but where the parser saw something hair-like there (left to the geometry).
+ */
+function underFrom(h: Head, known: Uint8Array, parsed: Uint8Array | null, hair: Uint8Array, person: Uint8Array): Uint8Array {
   const { frame, anchors } = h;
   const W = h.image.width, H = h.image.height;
-  const labels = parse.labels;
   // What each hair pixel hides. Where the person mask says no person: background. On the skull
   // (inside the face oval, or just above it): skin. Beside the head above the chin: what is
   // behind the head, background (a flood from the cheek would grow a skin halo). Below the
@@ -379,18 +411,16 @@ function underOf(h: Head, parse: FaceParse, inCrop: Uint8Array, soft: Uint8Array
   const [chinX, chinY] = fromFrame(frame, 0, anchors.chin);
   for (let y = 0; y < H; y++) {
     for (let x = 0, i = y * W; x < W; x++, i++) {
-      // Known pixels (the removal's grown edge reaches them) keep their class; but where the parser
-      // says background (its crop's poor bottom edge) or has not looked, on the person mask they
-      // are the body: a wall copied onto a shoulder's edge draws a white outline.
-      const known = inCrop[i] && soft[i]! <= 20 && !hair[i];
+      // Known pixels (the removal's grown edge reaches them) keep their group; elsewhere, on the
+      // person mask, they are the body: a wall copied onto a shoulder's edge draws a white outline.
       const onPerson = person[i]! > 128;
-      if (known && !(onPerson && labels[i] === CLASS.background)) {
-        under[i] = GROUP_OF_CLASS[labels[i]!]!;
+      if (known[i] !== NOT_KNOWN) {
+        under[i] = known[i]!;
         if (under[i] !== UNDER.background) seeds[i] = under[i]!;
         if (!under[i]) unknown[i] = 1;
         continue;
       }
-      if ((!hair[i] && !inCrop[i] && !onPerson) || person[i]! < 80) {
+      if ((!hair[i] && !parsed?.[i] && !onPerson) || person[i]! < 80) {
         under[i] = UNDER.background;
         continue;
       }
@@ -462,6 +492,19 @@ export async function hairFromSegmentation(seg: ModelSession, size: { width: num
   return { found };
 }
 
+/** Median CIE Lab of a mask's pixels (every 7th; mid grey-brown when there are none). */
+function medianLab(image: RgbImage, mask: Uint8Array): [number, number, number] {
+  const samples: [number[], number[], number[]] = [[], [], []];
+  for (let i = 0; i < mask.length; i += 7) {
+    if (!mask[i]) continue;
+    const lab = labAt(image.data, i);
+    for (let k = 0; k < 3; k++) samples[k]!.push(lab[k]!);
+  }
+  if (!samples[0].length) return [60, 12, 18];
+  const med = (k: 0 | 1 | 2) => kthSmallest(Float64Array.from(samples[k]), samples[k].length >> 1);
+  return [med(0), med(1), med(2)];
+}
+
 /** hairFromSegmentation's analysis of the person mask (see there). */
 function segmentedHair(h: Head, lm: readonly Landmark[], person: Uint8Array): HairFinding {
   const { image, frame, anchors, protect } = h;
@@ -500,16 +543,40 @@ function segmentedHair(h: Head, lm: readonly Landmark[], person: Uint8Array): Ha
       if (closerThan(lab[0] - ref[0], lab[1] - ref[1], lab[2] - ref[2], 22)) hair[i] = person[i]!;
     }
   }
-  const under = new Uint8Array(person.length);
-  for (let i = 0; i < person.length; i++) under[i] = person[i]! < 128 ? UNDER.background : UNDER.skin;
+  // What the hair hides, by the same head and body geometry as with the face parser, the body
+  // below the chin known by colour: the face's skin colour (the median of the protected face)
+  // or clothing. Every hair pixel was "skin" before (the person mask holds the hair), and the fill
+  // painted a skin-coloured hood over the wall behind the head.
+  const skinRef = medianLab(image, protect);
+  const W = image.width;
+  const known = new Uint8Array(n).fill(NOT_KNOWN);
+  const skinLab = new Uint8Array(n);
+  for (let y = 0; y < image.height; y++) {
+    for (let x = 0, i = y * W; x < W; x++, i++) {
+      if (hair[i]! > 20 || person[i]! <= 128 || h.others[i]) continue;
+      skinLab[i] = skinColoured(labAt(image.data, i), skinRef) ? 1 : 0;
+      if (frameV(frame, x + 0.5, y + 0.5) >= anchors.chin) known[i] = skinLab[i] ? UNDER.skin : UNDER.clothing;
+    }
+  }
+  const under = underFrom(h, known, null, hair, person);
+  // Sources clear of the hair's soft edge (as with the parser: sourcesOf), off other people; the
+  // body's from the target's own column (|u| <= 1.1), clothing below the chin.
+  const anyHair = new Uint8Array(n);
+  for (let i = 0; i < n; i++) anyHair[i] = hair[i]! > 20 ? 1 : 0;
+  const nearHair = dilate(anyHair, W, image.height, Math.max(2, Math.round(0.015 * frame.scale)));
   const sources: Uint8Array[] = [];
-  const bg = new Uint8Array(person.length), skin = new Uint8Array(person.length);
-  for (let i = 0; i < person.length; i++) {
-    bg[i] = person[i]! < 64 && hair[i]! < 20 ? 1 : 0;
-    skin[i] = person[i]! > 192 && hair[i]! < 20 ? 1 : 0;
+  const bg = new Uint8Array(n), skin = new Uint8Array(n), clothing = new Uint8Array(n);
+  for (let y = 0; y < image.height; y++) {
+    for (let x = 0, i = y * W; x < W; x++, i++) {
+      if (nearHair[i] || h.others[i]) continue;
+      if (person[i]! < 64) bg[i] = 1;
+      if (person[i]! <= 192 || Math.abs(frameU(frame, x + 0.5, y + 0.5)) > 1.1) continue;
+      if (skinLab[i]) skin[i] = 1;
+      else if (frameV(frame, x + 0.5, y + 0.5) > anchors.chin) clothing[i] = 1;
+    }
   }
   sources[UNDER.background] = bg;
   sources[UNDER.skin] = skin;
-  sources[UNDER.clothing] = new Uint8Array(n);
+  sources[UNDER.clothing] = clothing;
   return { hair, under, sources, person, others: h.others };
 }

@@ -13,8 +13,8 @@ import { dilate, maskBox } from '../../imaging/morphology.ts';
 import { giveBack, takeInts, takePlane } from '../../imaging/scratch.ts';
 import { labAt, shadeRamp, srgbToLab } from '../../steps/color.ts';
 import { patchFill, pullPush } from '../../steps/patch-fill.ts';
-import { UNDER } from './hair.ts';
-import { frameU, frameV, type Anchors, type Frame } from './frame.ts';
+import { UNDER, skinColoured } from './hair.ts';
+import { frameU, frameV, fromFrame, type Anchors, type Frame } from './frame.ts';
 import { SHAVED_SIDES, TEMPLATES, hash2, noise1, noise2, smooth, type Template, type Variant } from './templates.ts';
 import type { Hairstyle } from '../../domain/job.ts';
 
@@ -399,9 +399,57 @@ export function removalMask(an: HeadAnalysis, layer: HairLayer): Uint8Array {
   const { width: W, height: H } = an.image;
   const raw = new Uint8Array(W * H);
   for (let i = 0; i < raw.length; i++) raw[i] = an.hair[i]! > 77 && layer.alpha[i]! < 0.95 ? 1 : 0;
-  const grown = dilate(raw, W, H, Math.max(1, Math.round(an.frame.scale * 0.015)));
-  for (let i = 0; i < grown.length; i++) if (an.protect[i] || an.others[i]) grown[i] = 0;
+  const r = Math.max(1, Math.round(an.frame.scale * 0.015));
+  const locks = keepLocks(an, raw, r);
+  const grown = dilate(raw, W, H, r);
+  // Around a kept lock the grown edge keeps the photo (the lock's own soft edge), but for old hair
+  // still to remove.
+  for (let i = 0; i < grown.length; i++) if (an.protect[i] || an.others[i] || (locks?.[i] && !raw[i])) grown[i] = 0;
   return grown;
+}
+
+/** How far below the brows a lock must reach over the face to be kept above them (face widths). */
+const LOCK_BELOW = 0.12;
+/**
+ * How far past the face oval's half width at the brows a lock may lie (face widths): a lock over
+ * the temple (at the oval's own width, s6-left's outer locks were cut where they crossed it).
+ */
+const LOCK_MARGIN = 0.045;
+
+/**
+ * Hair lying over the face below the brows stays (the face is kept as it is), so where such a lock
+ * reaches up over the forehead it is kept there too, from the brows up to the new hair: removed
+ * above the brows only, it was a slab of old hair on the cheek cut off straight at the brow line,
+ * under a band of filled forehead. Only locks (old hair still there LOCK_BELOW under the brows in
+ * the same column of the face), not a fringe ending at the brows; only between the forehead's top
+ * and the brows, inside the face's width. Clears the locks from `raw` (the hair to remove) and
+ * returns them grown by the removal's margin `r`: the removal's grown edge must not eat into them.
+ */
+function keepLocks(an: HeadAnalysis, raw: Uint8Array, r: number): Uint8Array | null {
+  const { frame, anchors, hair } = an;
+  const { width: W, height: H } = an.image;
+  const box = maskBox(raw, W, H);
+  if (!box) return null;
+  const kept = new Uint8Array(W * H);
+  let any = false;
+  for (let y = box.y; y < box.y + box.height; y++) {
+    for (let x = box.x, i = y * W + x; x < box.x + box.width; x++, i++) {
+      if (!raw[i]) continue;
+      const v = frameV(frame, x + 0.5, y + 0.5);
+      if (v < anchors.forehead || v >= anchors.brows) continue;
+      const u = frameU(frame, x + 0.5, y + 0.5);
+      if (Math.abs(u) > anchors.ovalHalfWidth(anchors.brows, u) + LOCK_MARGIN) continue;
+      // The same column LOCK_BELOW below the brows, and halfway there: old hair at both.
+      let lock = true;
+      for (const dv of [LOCK_BELOW / 2, LOCK_BELOW]) {
+        const [fx, fy] = fromFrame(frame, u, anchors.brows + dv);
+        const qx = Math.floor(fx), qy = Math.floor(fy);
+        if (qx < 0 || qy < 0 || qx >= W || qy >= H || hair[qy * W + qx]! <= 77) lock = false;
+      }
+      if (lock) (raw[i] = 0), (kept[i] = 1), (any = true);
+    }
+  }
+  return any ? dilate(kept, W, H, r) : null;
 }
 
 /**
@@ -587,10 +635,7 @@ function bodyAround(an: HeadAnalysis, part: Uint8Array, hole: Uint8Array, out: U
     for (let x = x0, i = y * W + x0; x < x1; x++, i++) {
       if (out[i] || hole[i] || an.others[i] || an.person[i]! <= 128 || an.hair[i]! > 20) continue;
       if (!skin && (an.protect[i] || frameV(frame, x + 0.5, y + 0.5) <= anchors.chin)) continue;
-      const lab = labAt(an.image.data, i);
-      const da = lab[1] - ref[1], db = lab[2] - ref[2];
-      const skinColoured = da * da + db * db < 16 * 16 && Math.abs(lab[0] - ref[0]) < 30;
-      if (skinColoured === skin) out[i] = 1;
+      if (skinColoured(labAt(an.image.data, i), ref) === skin) out[i] = 1;
     }
   }
 }
