@@ -11,6 +11,7 @@
 //                 under: background outside the person mask, the person elsewhere
 import { copyBytes, type RgbImage } from '../../imaging/image.ts';
 import { chamfer, componentsTouching, dilate, maskBox } from '../../imaging/morphology.ts';
+import { giveBack, takeBytes, takeInts } from '../../imaging/scratch.ts';
 import type { ModelSession } from '../../models/onnx.ts';
 import type { StageTimer } from '../../domain/stage-timer.ts';
 import { labAt, skinLike } from '../../steps/color.ts';
@@ -100,7 +101,8 @@ function floodGroups(groups: Uint8Array, region: Uint8Array, W: number, H: numbe
   // One FIFO queue (each pixel enters once): the seeds in index order, then each ring in the order
   // it was reached, as a list per ring would visit them; a JS array grown by push over every seed
   // pixel was a visible share of the stage at 1 MP.
-  const queue = new Int32Array(groups.length);
+  // From the thread's scratch pool (a fresh 4 MB queue at 1 MP was ~11 ms of first-touch page faults).
+  const queue = takeInts(groups.length);
   let tail = 0;
   for (let i = 0; i < groups.length; i++) if (groups[i]) queue[tail++] = i;
   for (let head = 0; head < tail; head++) {
@@ -114,6 +116,7 @@ function floodGroups(groups: Uint8Array, region: Uint8Array, W: number, H: numbe
       queue[tail++] = j;
     }
   }
+  giveBack(queue);
 }
 
 /**
@@ -366,6 +369,19 @@ export function skinColoured(lab: readonly number[], ref: readonly number[]): bo
   return da * da + db * db < 16 * 16 && Math.abs(lab[0]! - ref[0]!) < 30;
 }
 
+/**
+ * The box around the hair that the removal can reach: the hair's box and, beyond it, the fill's
+ * margin for sources (patchFill looks no farther than half the hole's larger side beyond it) and
+ * the removal's grown edge. Per-pixel work for the fill (its groups, its sources) stays in it:
+ * a loop over a whole 1 MP photo cost tens of ms.
+ */
+function aroundHair(hair: Uint8Array, W: number, H: number, scale: number): Box {
+  const hb = maskBox(hair, W, H);
+  if (!hb) return { x0: 0, x1: 0, y0: 0, y1: 0 };
+  const m = Math.round(0.6 * Math.max(hb.width, hb.height) + 0.05 * scale) + 24;
+  return { x0: Math.max(0, hb.x - m), x1: Math.min(W, hb.x + hb.width + m), y0: Math.max(0, hb.y - m), y1: Math.min(H, hb.y + hb.height + m) };
+}
+
 /** Not known to underFrom: the pixel's group comes from the head and body geometry or the flood. */
 const NOT_KNOWN = 255;
 
@@ -399,9 +415,9 @@ function underFrom(h: Head, known: Uint8Array, parsed: Uint8Array | null, hair: 
   // behind the head, background (a flood from the cheek would grow a skin halo). Below the
   // chin on the person: the body, skin or clothing, flooded from those classes only.
   const under = new Uint8Array(W * H);
-  const seeds = new Uint8Array(W * H);
+  const seeds = takeBytes(W * H);
   // 1 where the group is left unknown (0) for the flood.
-  const unknown = new Uint8Array(W * H);
+  const unknown = takeBytes(W * H);
   // Beside the neck, between the chin and the shoulders, hair hides what is behind the neck, the
   // background: the flood from the neck's skin grew a plate of skin there, as wide as the hair.
   // A body model in the photo's own vertical (the neck does not roll with the head), in face
@@ -409,8 +425,10 @@ function underFrom(h: Head, known: Uint8Array, parsed: Uint8Array | null, hair: 
   // (bodyFlare: SHOULDER_DROP below the chin at the neck's side, SHOULDER_SLOPE per face width
   // outwards, the corner rounded).
   const [chinX, chinY] = fromFrame(frame, 0, anchors.chin);
-  for (let y = 0; y < H; y++) {
-    for (let x = 0, i = y * W; x < W; x++, i++) {
+  // Only around the hair (aroundHair): elsewhere no pixel is filled.
+  const box = aroundHair(hair, W, H, frame.scale);
+  for (let y = box.y0; y < box.y1; y++) {
+    for (let x = box.x0, i = y * W + box.x0; x < box.x1; x++, i++) {
       // Known pixels (the removal's grown edge reaches them) keep their group; elsewhere, on the
       // person mask, they are the body: a wall copied onto a shoulder's edge draws a white outline.
       const onPerson = person[i]! > 128;
@@ -443,6 +461,7 @@ function underFrom(h: Head, known: Uint8Array, parsed: Uint8Array | null, hair: 
   }
   floodGroups(seeds, unknown, W, H);
   for (let i = 0; i < under.length; i++) if (under[i] === 0) under[i] = seeds[i] || UNDER.clothing;
+  giveBack(seeds, unknown);
   return under;
 }
 
@@ -490,6 +509,22 @@ export async function hairFromSegmentation(seg: ModelSession, size: { width: num
   const found = s.small.then(() => t.time('segmentation', () => s.mask)).then((person) => t.time('postprocess', () => segmentedHair(h, lm, person)));
   found.catch(() => {});
   return { found };
+}
+
+/** segmentedHair's body around the hair, in face widths: below the chin, and beside the centre line. */
+const BODY_REACH = { down: 1.5, u: 1.6 };
+/** segmentedHair's colour test, memoized per pixel (0: not tested). */
+const SKIN = 1, NOT_SKIN = 2;
+
+/**
+ * skinColoured at pixel (x, y), memoized in `memo` (SKIN or NOT_SKIN), tested once per 2x2 block
+ * (on its top-left pixel): the colour conversions of a body's every pixel at 1 MP were tens of ms,
+ * and a block's pixels share their colour within the test's tolerance.
+ */
+function skinTest(image: RgbImage, memo: Uint8Array, x: number, y: number, ref: readonly number[]): number {
+  const j = (y & ~1) * image.width + (x & ~1);
+  if (!memo[j]) memo[j] = skinColoured(labAt(image.data, j), ref) ? SKIN : NOT_SKIN;
+  return memo[j]!;
 }
 
 /** Median CIE Lab of a mask's pixels (every 7th; mid grey-brown when there are none). */
@@ -549,34 +584,44 @@ function segmentedHair(h: Head, lm: readonly Landmark[], person: Uint8Array): Ha
   // painted a skin-coloured hood over the wall behind the head.
   const skinRef = medianLab(image, protect);
   const W = image.width;
-  const known = new Uint8Array(n).fill(NOT_KNOWN);
-  const skinLab = new Uint8Array(n);
-  for (let y = 0; y < image.height; y++) {
-    for (let x = 0, i = y * W; x < W; x++, i++) {
+  // Planes of this function only, from the thread's scratch pool.
+  const known = takeBytes(n).fill(NOT_KNOWN);
+  const skinLab = takeBytes(n);
+  // Only around the hair: the fill looks for sources no farther than half the hole's size beyond
+  // it (patchFill's margin), and the flood's seeds that matter touch the hair (a loop over the
+  // whole photo cost ~50 ms at 1 MP).
+  const { x0: bx0, x1: bx1, y0: by0, y1: by1 } = aroundHair(hair, W, image.height, frame.scale);
+  for (let y = by0; y < by1; y++) {
+    for (let x = bx0, i = y * W + bx0; x < bx1; x++, i++) {
       if (hair[i]! > 20 || person[i]! <= 128 || h.others[i]) continue;
-      skinLab[i] = skinColoured(labAt(image.data, i), skinRef) ? 1 : 0;
-      if (frameV(frame, x + 0.5, y + 0.5) >= anchors.chin) known[i] = skinLab[i] ? UNDER.skin : UNDER.clothing;
+      // The body near the hair (which ends 0.9 face widths below the chin, 1.2 beside the centre line).
+      const v = frameV(frame, x + 0.5, y + 0.5);
+      if (v < anchors.chin || v > anchors.chin + BODY_REACH.down || Math.abs(frameU(frame, x + 0.5, y + 0.5)) > BODY_REACH.u) continue;
+      known[i] = skinTest(image, skinLab, x, y, skinRef) === SKIN ? UNDER.skin : UNDER.clothing;
     }
   }
   const under = underFrom(h, known, null, hair, person);
   // Sources clear of the hair's soft edge (as with the parser: sourcesOf), off other people; the
   // body's from the target's own column (|u| <= 1.1), clothing below the chin.
-  const anyHair = new Uint8Array(n);
+  const anyHair = takeBytes(n);
   for (let i = 0; i < n; i++) anyHair[i] = hair[i]! > 20 ? 1 : 0;
   const nearHair = dilate(anyHair, W, image.height, Math.max(2, Math.round(0.015 * frame.scale)));
   const sources: Uint8Array[] = [];
   const bg = new Uint8Array(n), skin = new Uint8Array(n), clothing = new Uint8Array(n);
-  for (let y = 0; y < image.height; y++) {
-    for (let x = 0, i = y * W; x < W; x++, i++) {
+  for (let y = by0; y < by1; y++) {
+    for (let x = bx0, i = y * W + bx0; x < bx1; x++, i++) {
       if (nearHair[i] || h.others[i]) continue;
       if (person[i]! < 64) bg[i] = 1;
       if (person[i]! <= 192 || Math.abs(frameU(frame, x + 0.5, y + 0.5)) > 1.1) continue;
-      if (skinLab[i]) skin[i] = 1;
-      else if (frameV(frame, x + 0.5, y + 0.5) > anchors.chin) clothing[i] = 1;
+      const v = frameV(frame, x + 0.5, y + 0.5);
+      if (v > anchors.chin + BODY_REACH.down) continue;
+      if (skinTest(image, skinLab, x, y, skinRef) === SKIN) skin[i] = 1;
+      else if (v > anchors.chin) clothing[i] = 1;
     }
   }
   sources[UNDER.background] = bg;
   sources[UNDER.skin] = skin;
   sources[UNDER.clothing] = clothing;
+  giveBack(known, skinLab, anyHair, nearHair);
   return { hair, under, sources, person, others: h.others };
 }
