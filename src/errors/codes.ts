@@ -240,3 +240,13 @@ export function toJobError(e: AppError): { code: number; en: string } {
   const detail = !plain && e.message ? `: ${e.message}` : '';
   return { code: m.code, en: `${m.text}${detail}` };
 }
+
+/**
+ * A measured value that broke a limit, for a refusal's message: rounded to a whole number, or to
+ * one decimal where rounding would land on the limit ("tilted 45 degrees; at most 45 are
+ * accepted" read as a contradiction for 45.4).
+ */
+export function pastLimit(value: number, limit: number): string {
+  const whole = Math.round(value);
+  return whole === Math.round(limit) ? value.toFixed(1) : String(whole);
+}

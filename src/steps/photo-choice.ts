@@ -1,6 +1,6 @@
 // Step: the best of several photos of one person (hairstyle takes 1 to 4): the target face on each,
 // refusals that name the photo, and a score for detail, frontality and sharpness.
-import { AppError } from '../errors/codes.ts';
+import { AppError, pastLimit } from '../errors/codes.ts';
 import type { RgbImage } from '../imaging/image.ts';
 import type { ModelSession } from '../models/onnx.ts';
 import type { StageTimer } from '../domain/stage-timer.ts';
@@ -70,12 +70,12 @@ export async function chooseBestPhoto(detector: ModelSession, images: readonly R
     const face = targetFace(faces, image.width, image.height, which);
     const fraction = face.box.width / Math.min(image.width, image.height);
     if (fraction < rules.minFaceFraction) {
-      throw new AppError('FACE_TOO_SMALL', `the face in ${which} is ${Math.round(fraction * 100)}% of the picture's short side; at least ${rules.minFaceFraction * 100}% is needed`);
+      throw new AppError('FACE_TOO_SMALL', `the face in ${which} is ${pastLimit(fraction * 100, rules.minFaceFraction * 100)}% of the picture's short side; at least ${rules.minFaceFraction * 100}% is needed`);
     }
     const { right_eye: r, left_eye: l } = face.keypoints;
     const roll = (Math.atan2(l.y - r.y, l.x - r.x) * 180) / Math.PI;
     if (Math.abs(roll) > rules.maxRollDegrees) {
-      throw new AppError('FACE_TILTED', `the face in ${which} is tilted ${Math.round(Math.abs(roll))} degrees; at most ${rules.maxRollDegrees} are accepted`);
+      throw new AppError('FACE_TILTED', `the face in ${which} is tilted ${pastLimit(Math.abs(roll), rules.maxRollDegrees)} degrees; at most ${rules.maxRollDegrees} are accepted`);
     }
     candidates.push({ index: i, image, face, others: faces.filter((f) => f !== face), fraction, frontal: frontality(face), sharpness: sharpness(image, face) });
   }

@@ -2,7 +2,7 @@
 // crossing the inference-thread boundary as JSON; a timed-out run once.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AppError, causeText, isFinalFailure, isProgramError, taskErrorText, toAppError } from '../../src/errors/codes.ts';
+import { AppError, causeText, isFinalFailure, isProgramError, pastLimit, taskErrorText, toAppError } from '../../src/errors/codes.ts';
 
 /** What the pool sees of an error thrown in an inference thread. */
 const acrossThreads = (e: unknown) => AppError.fromJSON(structuredClone(toAppError(e).toJSON()));
@@ -82,5 +82,16 @@ describe('what a failed task records, and what only the log sees', () => {
     const defect = acrossThreads(thrown(() => (undefined as unknown as { x: number }).x));
     expect(taskErrorText(defect)).toBe('PROGRAM_ERROR: internal error (TypeError)');
     expect(taskErrorText(new AppError('NO_FACE_FOUND', 'no face found in image 2'))).toBe('NO_FACE_FOUND: no face found in image 2');
+  });
+});
+
+describe('pastLimit (a refusal message\'s measured value)', () => {
+  it('rounds to a whole number unless that would read as the limit itself', () => {
+    expect(pastLimit(51.2, 45)).toBe('51');
+    expect(pastLimit(45.4, 45)).toBe('45.4');
+    expect(pastLimit(44.6, 45)).toBe('44.6');
+    expect(pastLimit(9.6, 10)).toBe('9.6');
+    expect(pastLimit(7.2, 10)).toBe('7');
+    expect(pastLimit(24.8, 25)).toBe('24.8');
   });
 });

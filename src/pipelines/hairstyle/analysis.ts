@@ -11,7 +11,7 @@ import { chooseBestPhoto, type Candidate, type PhotoRules } from '../../steps/ph
 import { othersMask } from '../../steps/target-face.ts';
 import type { PipelineContext } from '../types.ts';
 import { anchorsOf, frameU, frameV, makeFrame, rollDegrees, yawDegrees } from './frame.ts';
-import { AppError } from '../../errors/codes.ts';
+import { AppError, pastLimit } from '../../errors/codes.ts';
 import { hairFromParsing, hairFromSegmentation, kthSmallest } from './hair.ts';
 import type { HeadAnalysis, HeadGeometry, Look } from './render.ts';
 import { labAt } from '../../steps/color.ts';
@@ -179,7 +179,7 @@ export async function analyze(ctx: PipelineContext, images: readonly RgbImage[],
   const maxYaw = P('max_yaw_degrees');
   if (Math.abs(yaw) > maxYaw) {
     const which = images.length > 1 ? `image ${best.index + 1}` : 'the image';
-    throw new AppError('FACE_TILTED', `the face in ${which} is turned ${Math.round(Math.abs(yaw))} degrees sideways; at most ${maxYaw} are accepted (a photo facing the camera works best)`);
+    throw new AppError('FACE_TILTED', `the face in ${which} is turned ${pastLimit(Math.abs(yaw), maxYaw)} degrees sideways; at most ${maxYaw} are accepted (a photo facing the camera works best)`);
   }
   const frame = makeFrame(lm);
   const anchors = anchorsOf(frame, lm);

@@ -2,7 +2,7 @@
 // person facing the camera has her right shoulder on the image's left), the torso's frame and
 // sizes, the skeleton as capsules (instance split, arm and hand occlusion, part clips), and the
 // refusals (no person, too small, a needed part out of frame).
-import { AppError } from '../../errors/codes.ts';
+import { AppError, pastLimit } from '../../errors/codes.ts';
 import type { ClothesType } from '../../domain/job.ts';
 import type { BodyLandmark, BodyLandmarkName, BodyPose } from '../../steps/blazepose.ts';
 import type { Shape } from '../../steps/person-instance.ts';
@@ -163,7 +163,7 @@ const REQUIRED: Record<ClothesType, Array<[Joint, string]>> = {
 export function checkBody(b: Body | null, heightFraction: number, type: ClothesType, what: string): asserts b is Body {
   if (!b) throw new AppError('NO_PERSON_FOUND', `no person found in ${what}`);
   if (heightFraction < 0.25) {
-    throw new AppError('NO_PERSON_FOUND', `the person in ${what} is too small (${Math.round(heightFraction * 100)}% of its height; at least 25% needed)`);
+    throw new AppError('NO_PERSON_FOUND', `the person in ${what} is too small (${pastLimit(heightFraction * 100, 25)}% of its height; at least 25% needed)`);
   }
   const missing = [...new Set(REQUIRED[type].filter(([j]) => !b.inL[j] || !b.inR[j]).map(([, part]) => part))];
   // Legs for lower_body: the photo must reach a third of the way to the knees below the hips.
