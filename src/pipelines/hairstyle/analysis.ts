@@ -210,7 +210,7 @@ export async function analyze(ctx: PipelineContext, images: readonly RgbImage[],
   const { found } =
     stringParam(ctx.params, 'hair_source', 'hairstyle') === 'parsing'
       ? await hairFromParsing(await ctx.session('parser'), await ctx.session('segmenter'), { width: P('segmenter_width'), height: P('segmenter_height') }, base, best.face, readParsingParams(ctx.params), t)
-      : await hairFromSegmentation(await ctx.session('segmenter'), { width: P('segmenter_width'), height: P('segmenter_height') }, base, lm, t);
+      : await hairFromSegmentation(await ctx.session('segmenter'), { width: P('segmenter_width'), height: P('segmenter_height') }, base, t);
   const complete = found.then((hair) => {
     // Shaved stubble shows the scalp through the person's own hair colour: 60% skin, 40% hair.
     const hairRgb = naturalColour(best.image, hair.hair);

@@ -16,7 +16,6 @@ import type { ModelSession } from '../../models/onnx.ts';
 import type { StageTimer } from '../../domain/stage-timer.ts';
 import { labAt, skinLike } from '../../steps/color.ts';
 import type { Face } from '../../steps/face-detection.ts';
-import type { Landmark } from '../../steps/face-mesh.ts';
 import { CELEBAMASK_CLASSES, CLASS, parseFaceSoon, softClassMask, type FaceParse, type FaceParsingParams } from '../../steps/face-parsing.ts';
 import { segmentPersonSoon } from '../../steps/person-segmentation.ts';
 import { frameU, frameV, fromFrame, type Anchors, type Frame } from './frame.ts';
@@ -504,12 +503,20 @@ function sourcesOf(h: Head, parse: FaceParse, crop: Box, inCrop: Uint8Array, sof
  * Original hair without BiSeNet: the person mask, off the face, near the head, hair-coloured.
  * Returns once the person mask's model runs (as hairFromParsing does).
  */
-export async function hairFromSegmentation(seg: ModelSession, size: { width: number; height: number }, h: Head, lm: readonly Landmark[], t: StageTimer): Promise<{ found: Promise<HairFinding> }> {
+export async function hairFromSegmentation(seg: ModelSession, size: { width: number; height: number }, h: Head, t: StageTimer): Promise<{ found: Promise<HairFinding> }> {
   const s = await segmentPersonSoon(seg, h.image, size.width, size.height, t, { stages: ['segmentation', 'segmentation', 'segmentation'] });
-  const found = s.small.then(() => t.time('segmentation', () => s.mask)).then((person) => t.time('postprocess', () => segmentedHair(h, lm, person)));
+  const found = s.small.then(() => t.time('segmentation', () => s.mask)).then((person) => t.time('postprocess', () => segmentedHair(h, person)));
   found.catch(() => {});
   return { found };
 }
+
+/**
+ * How far segmentedHair looks for hair (face widths): below the chin (long hair to the chest, as
+ * the parser's version follows it) and beside the centre line.
+ */
+const SEG_HAIR_REACH = { down: 3, u: 1.3 };
+/** Its colour tolerance (CIE Lab distance): the hair's own spread times `spread`, within min..max. */
+const SEG_HAIR_LIMIT = { spread: 1.6, min: 16, max: 30 };
 
 /** segmentedHair's body around the hair, in face widths: below the chin, and beside the centre line. */
 const BODY_REACH = { down: 1.5, u: 1.6 };
@@ -541,49 +548,64 @@ function medianLab(image: RgbImage, mask: Uint8Array): [number, number, number] 
 }
 
 /** hairFromSegmentation's analysis of the person mask (see there). */
-function segmentedHair(h: Head, lm: readonly Landmark[], person: Uint8Array): HairFinding {
+function segmentedHair(h: Head, person: Uint8Array): HairFinding {
   const { image, frame, anchors, protect } = h;
-  // Hair colour: median Lab of person pixels just above the forehead (landmark 10).
-  // One list a channel, the median by selection (the value a sorted copy holds at n >> 1).
-  const samples: [number[], number[], number[]] = [[], [], []];
-  const [fx, fy] = [lm[10]![0], lm[10]![1]];
-  const r = frame.scale * 0.12;
-  for (let y = Math.max(0, Math.round(fy - 2.2 * r)); y < Math.min(image.height, Math.round(fy - 0.4 * r)); y++) {
-    for (let x = Math.max(0, Math.round(fx - r)); x < Math.min(image.width, Math.round(fx + r)); x++) {
-      const i = y * image.width + x;
-      if (person[i]! <= 128) continue;
-      const lab = labAt(image.data, i);
-      for (let k = 0; k < 3; k++) samples[k]!.push(lab[k]!);
-    }
-  }
-  const med = (k: 0 | 1 | 2) => (samples[k].length ? kthSmallest(Float64Array.from(samples[k]), samples[k].length >> 1) : 0);
-  const ref = [med(0), med(1), med(2)] as const;
   const n = image.width * image.height;
-  const hair = new Uint8Array(n);
-  for (let y = 0; y < image.height; y++) {
-    for (let x = 0; x < image.width; x++) {
-      const i = y * image.width + x;
+  const W = image.width;
+  // Above the head every person pixel is hair; its colour (median CIE Lab, and the median distance
+  // to it: the hair's own spread, highlights and shade) decides below. A patch just above the
+  // forehead's top was the sample before: on a parting or a sheen it was no colour of the hair,
+  // and long black hair beside the face went unfound (s6-centre-left: 99% of it left).
+  const above = new Uint8Array(n);
+  const cand = new Uint8Array(n);
+  const Ls: number[] = [], As: number[] = [], Bs: number[] = [];
+  // The reach's box in the photo (its corners in the head frame, turned with the head).
+  const corners = [-SEG_HAIR_REACH.u, SEG_HAIR_REACH.u].flatMap((u) => [anchors.forehead - 0.6, anchors.chin + SEG_HAIR_REACH.down].map((v) => fromFrame(frame, u, v)));
+  const reach: Box = {
+    x0: Math.max(0, Math.floor(Math.min(...corners.map((c) => c[0])))),
+    x1: Math.min(W, Math.ceil(Math.max(...corners.map((c) => c[0])))),
+    y0: Math.max(0, Math.floor(Math.min(...corners.map((c) => c[1])))),
+    y1: Math.min(image.height, Math.ceil(Math.max(...corners.map((c) => c[1])))),
+  };
+  for (let y = reach.y0; y < reach.y1; y++) {
+    for (let x = reach.x0, i = y * W + reach.x0; x < reach.x1; x++, i++) {
       if (person[i]! < 100 || protect[i] || h.others[i]) continue;
       const u = frameU(frame, x + 0.5, y + 0.5), v = frameV(frame, x + 0.5, y + 0.5);
-      if (v > anchors.chin + 0.9 || Math.abs(u) > 1.2) continue;
-      const insideFace = Math.abs(u) < anchors.ovalHalfWidth(v, u) && v > anchors.forehead + 0.05 && v < anchors.chin;
+      // Not beyond the skull's top (0.6 face widths above the forehead's): a neighbour above.
+      if (v > anchors.chin + SEG_HAIR_REACH.down || v < anchors.forehead - 0.6 || Math.abs(u) > SEG_HAIR_REACH.u) continue;
+      // (The oval's width, interpolated, only where it matters.)
+      const insideFace = v > anchors.forehead + 0.05 && v < anchors.chin && Math.abs(u) < anchors.ovalHalfWidth(v, u);
       if (insideFace) continue;
-      // Above the head every person pixel is hair: the colour is tested only below.
-      const aboveHead = v < anchors.forehead + 0.02;
-      if (aboveHead) {
-        hair[i] = person[i]!;
-        continue;
-      }
-      const lab = labAt(image.data, i);
-      if (closerThan(lab[0] - ref[0], lab[1] - ref[1], lab[2] - ref[2], 22)) hair[i] = person[i]!;
+      if (v < anchors.forehead + 0.02) {
+        above[i] = 1;
+        if (i % 3 === 0 && person[i]! > 128) {
+          const lab = labAt(image.data, i);
+          Ls.push(lab[0]), As.push(lab[1]), Bs.push(lab[2]);
+        }
+      } else cand[i] = 1;
     }
   }
+  const k = Ls.length >> 1;
+  const ref = Ls.length ? [kthSmallest(Float64Array.from(Ls), k), kthSmallest(Float64Array.from(As), k), kthSmallest(Float64Array.from(Bs), k)] : [0, 0, 0];
+  const dist = Float64Array.from(Ls, (L, j) => Math.hypot(L - ref[0]!, As[j]! - ref[1]!, Bs[j]! - ref[2]!));
+  const limit = Math.min(SEG_HAIR_LIMIT.max, Math.max(SEG_HAIR_LIMIT.min, SEG_HAIR_LIMIT.spread * (dist.length ? kthSmallest(dist, k) : 0)));
+  // Below the head: the person pixels of the hair's colour, in the pieces that reach the zone
+  // around the skull and beside the face (headZone, as the parser's hair must): a neck or a top of
+  // that colour elsewhere is not hair; long hair over the chest hangs from there.
+  for (let y = reach.y0; y < reach.y1; y++) for (let i = y * W + reach.x0; i < y * W + reach.x1; i++) {
+    if (!cand[i]) continue;
+    const lab = labAt(image.data, i);
+    cand[i] = closerThan(lab[0] - ref[0]!, lab[1] - ref[1]!, lab[2] - ref[2]!, limit) ? 1 : 0;
+  }
+  for (let y = reach.y0; y < reach.y1; y++) for (let i = y * W + reach.x0; i < y * W + reach.x1; i++) if (above[i]) cand[i] = 1;
+  const found = componentsTouching(cand, headZone(h, cand, reach), W, image.height);
+  const hair = new Uint8Array(n);
+  for (let i = 0; i < n; i++) if (found[i]) hair[i] = person[i]!;
   // What the hair hides, by the same head and body geometry as with the face parser, the body
   // below the chin known by colour: the face's skin colour (the median of the protected face)
   // or clothing. Every hair pixel was "skin" before (the person mask holds the hair), and the fill
   // painted a skin-coloured hood over the wall behind the head.
   const skinRef = medianLab(image, protect);
-  const W = image.width;
   // Planes of this function only, from the thread's scratch pool.
   const known = takeBytes(n).fill(NOT_KNOWN);
   const skinLab = takeBytes(n);
