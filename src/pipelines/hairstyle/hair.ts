@@ -512,14 +512,21 @@ export async function hairFromSegmentation(seg: ModelSession, size: { width: num
 
 /**
  * How far segmentedHair looks for hair (face widths): below the chin (long hair to the chest, as
- * the parser's version follows it) and beside the centre line.
+ * the parser's version follows it), above the forehead's top, and beside the centre line.
  */
-const SEG_HAIR_REACH = { down: 3, u: 1.3 };
+const SEG_HAIR_REACH = { down: 3, up: 0.9, u: 1.3 };
+/**
+ * The half width of the cap over the skull where every person pixel above the forehead is hair
+ * (face widths): an ellipse up to SEG_HAIR_REACH.up above the forehead's top. A band as wide as the
+ * reach took a neighbour's hair above a rolled head (s5-right rotated 50°: her face changed by MAD
+ * 24); cut at 0.6 above the forehead, a high crown's hair was left as an arc over the new hair.
+ */
+const SEG_HAIR_CAP = { u: 1.15 };
 /** Its colour tolerance (CIE Lab distance): the hair's own spread times `spread`, within min..max. */
 const SEG_HAIR_LIMIT = { spread: 1.6, min: 16, max: 30 };
 
-/** segmentedHair's body around the hair, in face widths: below the chin, and beside the centre line. */
-const BODY_REACH = { down: 1.5, u: 1.6 };
+/** segmentedHair's body around the hair, in face widths: below the chin, and beside the centre line (the hair's reach and a margin). */
+const BODY_REACH = { down: SEG_HAIR_REACH.down + 0.3, u: SEG_HAIR_REACH.u + 0.3 };
 /** segmentedHair's colour test, memoized per pixel (0: not tested). */
 const SKIN = 1, NOT_SKIN = 2;
 
@@ -560,7 +567,7 @@ function segmentedHair(h: Head, person: Uint8Array): HairFinding {
   const cand = new Uint8Array(n);
   const Ls: number[] = [], As: number[] = [], Bs: number[] = [];
   // The reach's box in the photo (its corners in the head frame, turned with the head).
-  const corners = [-SEG_HAIR_REACH.u, SEG_HAIR_REACH.u].flatMap((u) => [anchors.forehead - 0.6, anchors.chin + SEG_HAIR_REACH.down].map((v) => fromFrame(frame, u, v)));
+  const corners = [-SEG_HAIR_REACH.u, SEG_HAIR_REACH.u].flatMap((u) => [anchors.forehead - SEG_HAIR_REACH.up, anchors.chin + SEG_HAIR_REACH.down].map((v) => fromFrame(frame, u, v)));
   const reach: Box = {
     x0: Math.max(0, Math.floor(Math.min(...corners.map((c) => c[0])))),
     x1: Math.min(W, Math.ceil(Math.max(...corners.map((c) => c[0])))),
@@ -571,12 +578,16 @@ function segmentedHair(h: Head, person: Uint8Array): HairFinding {
     for (let x = reach.x0, i = y * W + reach.x0; x < reach.x1; x++, i++) {
       if (person[i]! < 100 || protect[i] || h.others[i]) continue;
       const u = frameU(frame, x + 0.5, y + 0.5), v = frameV(frame, x + 0.5, y + 0.5);
-      // Not beyond the skull's top (0.6 face widths above the forehead's): a neighbour above.
-      if (v > anchors.chin + SEG_HAIR_REACH.down || v < anchors.forehead - 0.6 || Math.abs(u) > SEG_HAIR_REACH.u) continue;
+      // Not far above the skull (a neighbour above: her hair and shoulders are person too).
+      if (v > anchors.chin + SEG_HAIR_REACH.down || v < anchors.forehead - SEG_HAIR_REACH.up || Math.abs(u) > SEG_HAIR_REACH.u) continue;
       // (The oval's width, interpolated, only where it matters.)
       const insideFace = v > anchors.forehead + 0.05 && v < anchors.chin && Math.abs(u) < anchors.ovalHalfWidth(v, u);
       if (insideFace) continue;
       if (v < anchors.forehead + 0.02) {
+        // Above the forehead: a cap over the skull (an ellipse, narrower the higher), not the
+        // corners of the band, where a neighbour's hair and shoulder are person pixels too.
+        const cu = u / SEG_HAIR_CAP.u, cv = (anchors.forehead - v) / SEG_HAIR_REACH.up;
+        if (cu * cu + cv * cv > 1) continue;
         above[i] = 1;
         if (i % 3 === 0 && person[i]! > 128) {
           const lab = labAt(image.data, i);
@@ -616,7 +627,7 @@ function segmentedHair(h: Head, person: Uint8Array): HairFinding {
   for (let y = by0; y < by1; y++) {
     for (let x = bx0, i = y * W + bx0; x < bx1; x++, i++) {
       if (hair[i]! > 20 || person[i]! <= 128 || h.others[i]) continue;
-      // The body near the hair (which ends 0.9 face widths below the chin, 1.2 beside the centre line).
+      // The body near the hair (which ends SEG_HAIR_REACH below the chin and beside the centre line).
       const v = frameV(frame, x + 0.5, y + 0.5);
       if (v < anchors.chin || v > anchors.chin + BODY_REACH.down || Math.abs(frameU(frame, x + 0.5, y + 0.5)) > BODY_REACH.u) continue;
       known[i] = skinTest(image, skinLab, x, y, skinRef) === SKIN ? UNDER.skin : UNDER.clothing;
