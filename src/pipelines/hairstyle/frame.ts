@@ -87,6 +87,20 @@ export function fromFrame(f: Frame, u: number, v: number): [number, number] {
   return [f.ox + f.scale * (u * f.ux - v * f.uy), f.oy + f.scale * (u * f.uy + v * f.ux)];
 }
 
+/**
+ * The pixel box (x1, y1 exclusive, clamped to W x H) holding the frame's rectangle u0..u1 x v0..v1,
+ * turned with the head: the rows and columns a loop over that part of the frame must walk.
+ */
+export function frameBox(f: Frame, u0: number, u1: number, v0: number, v1: number, W: number, H: number): { x0: number; x1: number; y0: number; y1: number } {
+  const corners = [fromFrame(f, u0, v0), fromFrame(f, u1, v0), fromFrame(f, u0, v1), fromFrame(f, u1, v1)];
+  return {
+    x0: Math.max(0, Math.floor(Math.min(...corners.map((c) => c[0])))),
+    x1: Math.min(W, Math.ceil(Math.max(...corners.map((c) => c[0])))),
+    y0: Math.max(0, Math.floor(Math.min(...corners.map((c) => c[1])))),
+    y1: Math.min(H, Math.ceil(Math.max(...corners.map((c) => c[1])))),
+  };
+}
+
 /** Roll of the face in degrees (0 = eyes level). */
 export function rollDegrees(f: Frame): number {
   return (Math.atan2(f.uy, f.ux) * 180) / Math.PI;

@@ -7,8 +7,9 @@
 //                 person mask: undetectedOthers); what lies
 //                 under each hair pixel: the class of the nearest non-hair pixel (a flood from the
 //                 hair's border), sources: the pixels of that class around it
-//   segmentation  without BiSeNet: the person mask, off the face, near the head, hair-coloured;
-//                 under: background outside the person mask, the person elsewhere
+//   segmentation  without BiSeNet: the person mask, off the face: a cap over the skull, and below it
+//                 the pieces of the hair's colour that hang from the head; under: the same head
+//                 and body geometry, the body below the chin told apart by the face's skin colour
 import { copyBytes, type RgbImage } from '../../imaging/image.ts';
 import { chamfer, componentsTouching, dilate, maskBox } from '../../imaging/morphology.ts';
 import { giveBack, takeBytes, takeInts } from '../../imaging/scratch.ts';
@@ -18,7 +19,7 @@ import { labAt, skinLike } from '../../steps/color.ts';
 import type { Face } from '../../steps/face-detection.ts';
 import { CELEBAMASK_CLASSES, CLASS, parseFaceSoon, softClassMask, type FaceParse, type FaceParsingParams } from '../../steps/face-parsing.ts';
 import { segmentPersonSoon } from '../../steps/person-segmentation.ts';
-import { frameU, frameV, fromFrame, type Anchors, type Frame } from './frame.ts';
+import { frameBox, frameU, frameV, fromFrame, type Anchors, type Frame } from './frame.ts';
 
 /** Fill groups: what a removed hair pixel most likely hides. 0 = nothing to fill. */
 export const UNDER = { background: 1, skin: 2, clothing: 3 } as const;
@@ -116,6 +117,19 @@ function floodGroups(groups: Uint8Array, region: Uint8Array, W: number, H: numbe
     }
   }
   giveBack(queue);
+}
+
+/**
+ * The median CIE Lab of colour samples (one array a channel) and their spread: the median distance
+ * to it. The arrays are left as they were.
+ */
+function labMedians(Ls: Float64Array, As: Float64Array, Bs: Float64Array): { ref: [number, number, number]; spread: number } {
+  const n = Ls.length;
+  // Medians by selection: the element a sorted copy holds at n >> 1.
+  const ref: [number, number, number] = [kthSmallest(Ls.slice(), n >> 1), kthSmallest(As.slice(), n >> 1), kthSmallest(Bs.slice(), n >> 1)];
+  const dist = new Float64Array(n);
+  for (let k = 0; k < n; k++) dist[k] = Math.hypot(Ls[k]! - ref[0], As[k]! - ref[1], Bs[k]! - ref[2]);
+  return { ref, spread: kthSmallest(dist, n >> 1) };
 }
 
 /**
@@ -315,11 +329,7 @@ function longHair(h: Head, parse: FaceParse, inCrop: Uint8Array, soft: Uint8Arra
       const lab = labAt(image.data, i);
       (Ls[k] = lab[0]), (As[k] = lab[1]), (Bs[k++] = lab[2]);
     }
-    // Medians by selection: the element a sorted copy holds at n >> 1.
-    const m0 = kthSmallest(Ls.slice(), n >> 1), m1 = kthSmallest(As.slice(), n >> 1), m2 = kthSmallest(Bs.slice(), n >> 1);
-    const dist = new Float64Array(n);
-    for (let k = 0; k < n; k++) dist[k] = Math.hypot(Ls[k]! - m0, As[k]! - m1, Bs[k]! - m2);
-    const spread = kthSmallest(dist, n >> 1);
+    const { ref: [m0, m1, m2], spread } = labMedians(Ls, As, Bs);
     const limit = Math.max(5, 1.0 * spread);
     const cand = copyBytes(parsed);
     const trustedAbove = cy + 0.9 * size;
@@ -397,7 +407,7 @@ function underOf(h: Head, parse: FaceParse, crop: Box, inCrop: Uint8Array, soft:
       known[i] = GROUP_OF_CLASS[parse.labels[i]!]!;
     }
   }
-  return underFrom(h, known, inCrop, hair, person);
+  return underFrom(h, known, inCrop, hair, person, aroundHair(hair, W, h.image.height, h.frame.scale));
 }
 
 /**
@@ -405,8 +415,9 @@ function underOf(h: Head, parse: FaceParse, crop: Box, inCrop: Uint8Array, soft:
  * where the caller knows it (0: known to be neither, the flood decides), NOT_KNOWN elsewhere;
  * `parsed`: where a face parser has looked (null: nowhere). Off the hair and off the person mask a
  * pixel is background, but where the parser saw something hair-like there (left to the geometry).
+ * Only in `box` (aroundHair): elsewhere no pixel is filled.
  */
-function underFrom(h: Head, known: Uint8Array, parsed: Uint8Array | null, hair: Uint8Array, person: Uint8Array): Uint8Array {
+function underFrom(h: Head, known: Uint8Array, parsed: Uint8Array | null, hair: Uint8Array, person: Uint8Array, box: Box): Uint8Array {
   const { frame, anchors } = h;
   const W = h.image.width, H = h.image.height;
   // What each hair pixel hides. Where the person mask says no person: background. On the skull
@@ -424,8 +435,6 @@ function underFrom(h: Head, known: Uint8Array, parsed: Uint8Array | null, hair: 
   // (bodyFlare: SHOULDER_DROP below the chin at the neck's side, SHOULDER_SLOPE per face width
   // outwards, the corner rounded).
   const [chinX, chinY] = fromFrame(frame, 0, anchors.chin);
-  // Only around the hair (aroundHair): elsewhere no pixel is filled.
-  const box = aroundHair(hair, W, H, frame.scale);
   for (let y = box.y0; y < box.y1; y++) {
     for (let x = box.x0, i = y * W + box.x0; x < box.x1; x++, i++) {
       // Known pixels (the removal's grown edge reaches them) keep their group; elsewhere, on the
@@ -543,15 +552,13 @@ function skinTest(image: RgbImage, memo: Uint8Array, x: number, y: number, ref: 
 
 /** Median CIE Lab of a mask's pixels (every 7th; mid grey-brown when there are none). */
 function medianLab(image: RgbImage, mask: Uint8Array): [number, number, number] {
-  const samples: [number[], number[], number[]] = [[], [], []];
+  const Ls: number[] = [], As: number[] = [], Bs: number[] = [];
   for (let i = 0; i < mask.length; i += 7) {
     if (!mask[i]) continue;
     const lab = labAt(image.data, i);
-    for (let k = 0; k < 3; k++) samples[k]!.push(lab[k]!);
+    Ls.push(lab[0]), As.push(lab[1]), Bs.push(lab[2]);
   }
-  if (!samples[0].length) return [60, 12, 18];
-  const med = (k: 0 | 1 | 2) => kthSmallest(Float64Array.from(samples[k]), samples[k].length >> 1);
-  return [med(0), med(1), med(2)];
+  return Ls.length ? labMedians(Float64Array.from(Ls), Float64Array.from(As), Float64Array.from(Bs)).ref : [60, 12, 18];
 }
 
 /** hairFromSegmentation's analysis of the person mask (see there). */
@@ -566,14 +573,8 @@ function segmentedHair(h: Head, person: Uint8Array): HairFinding {
   const above = new Uint8Array(n);
   const cand = new Uint8Array(n);
   const Ls: number[] = [], As: number[] = [], Bs: number[] = [];
-  // The reach's box in the photo (its corners in the head frame, turned with the head).
-  const corners = [-SEG_HAIR_REACH.u, SEG_HAIR_REACH.u].flatMap((u) => [anchors.forehead - SEG_HAIR_REACH.up, anchors.chin + SEG_HAIR_REACH.down].map((v) => fromFrame(frame, u, v)));
-  const reach: Box = {
-    x0: Math.max(0, Math.floor(Math.min(...corners.map((c) => c[0])))),
-    x1: Math.min(W, Math.ceil(Math.max(...corners.map((c) => c[0])))),
-    y0: Math.max(0, Math.floor(Math.min(...corners.map((c) => c[1])))),
-    y1: Math.min(image.height, Math.ceil(Math.max(...corners.map((c) => c[1])))),
-  };
+  // The reach's box in the photo (turned with the head).
+  const reach = frameBox(frame, -SEG_HAIR_REACH.u, SEG_HAIR_REACH.u, anchors.forehead - SEG_HAIR_REACH.up, anchors.chin + SEG_HAIR_REACH.down, W, image.height);
   for (let y = reach.y0; y < reach.y1; y++) {
     for (let x = reach.x0, i = y * W + reach.x0; x < reach.x1; x++, i++) {
       if (person[i]! < 100 || protect[i] || h.others[i]) continue;
@@ -596,19 +597,20 @@ function segmentedHair(h: Head, person: Uint8Array): HairFinding {
       } else cand[i] = 1;
     }
   }
-  const k = Ls.length >> 1;
-  const ref = Ls.length ? [kthSmallest(Float64Array.from(Ls), k), kthSmallest(Float64Array.from(As), k), kthSmallest(Float64Array.from(Bs), k)] : [0, 0, 0];
-  const dist = Float64Array.from(Ls, (L, j) => Math.hypot(L - ref[0]!, As[j]! - ref[1]!, Bs[j]! - ref[2]!));
-  const limit = Math.min(SEG_HAIR_LIMIT.max, Math.max(SEG_HAIR_LIMIT.min, SEG_HAIR_LIMIT.spread * (dist.length ? kthSmallest(dist, k) : 0)));
+  const { ref, spread } = Ls.length ? labMedians(Float64Array.from(Ls), Float64Array.from(As), Float64Array.from(Bs)) : { ref: [0, 0, 0], spread: 0 };
+  const limit = Math.min(SEG_HAIR_LIMIT.max, Math.max(SEG_HAIR_LIMIT.min, SEG_HAIR_LIMIT.spread * spread));
   // Below the head: the person pixels of the hair's colour, in the pieces that reach the zone
   // around the skull and beside the face (headZone, as the parser's hair must): a neck or a top of
   // that colour elsewhere is not hair; long hair over the chest hangs from there.
-  for (let y = reach.y0; y < reach.y1; y++) for (let i = y * W + reach.x0; i < y * W + reach.x1; i++) {
-    if (!cand[i]) continue;
-    const lab = labAt(image.data, i);
-    cand[i] = closerThan(lab[0] - ref[0]!, lab[1] - ref[1]!, lab[2] - ref[2]!, limit) ? 1 : 0;
+  for (let y = reach.y0; y < reach.y1; y++) {
+    for (let i = y * W + reach.x0; i < y * W + reach.x1; i++) {
+      if (above[i]) cand[i] = 1;
+      else if (cand[i]) {
+        const lab = labAt(image.data, i);
+        cand[i] = closerThan(lab[0] - ref[0]!, lab[1] - ref[1]!, lab[2] - ref[2]!, limit) ? 1 : 0;
+      }
+    }
   }
-  for (let y = reach.y0; y < reach.y1; y++) for (let i = y * W + reach.x0; i < y * W + reach.x1; i++) if (above[i]) cand[i] = 1;
   const found = componentsTouching(cand, headZone(h, cand, reach), W, image.height);
   const hair = new Uint8Array(n);
   for (let i = 0; i < n; i++) if (found[i]) hair[i] = person[i]!;
@@ -619,21 +621,22 @@ function segmentedHair(h: Head, person: Uint8Array): HairFinding {
   const skinRef = medianLab(image, protect);
   // Planes of this function only, from the thread's scratch pool.
   const known = takeBytes(n).fill(NOT_KNOWN);
-  const skinLab = takeBytes(n);
+  const skinMemo = takeBytes(n);
   // Only around the hair: the fill looks for sources no farther than half the hole's size beyond
   // it (patchFill's margin), and the flood's seeds that matter touch the hair (a loop over the
   // whole photo cost ~50 ms at 1 MP).
-  const { x0: bx0, x1: bx1, y0: by0, y1: by1 } = aroundHair(hair, W, image.height, frame.scale);
+  const around = aroundHair(hair, W, image.height, frame.scale);
+  const { x0: bx0, x1: bx1, y0: by0, y1: by1 } = around;
   for (let y = by0; y < by1; y++) {
     for (let x = bx0, i = y * W + bx0; x < bx1; x++, i++) {
       if (hair[i]! > 20 || person[i]! <= 128 || h.others[i]) continue;
       // The body near the hair (which ends SEG_HAIR_REACH below the chin and beside the centre line).
       const v = frameV(frame, x + 0.5, y + 0.5);
       if (v < anchors.chin || v > anchors.chin + BODY_REACH.down || Math.abs(frameU(frame, x + 0.5, y + 0.5)) > BODY_REACH.u) continue;
-      known[i] = skinTest(image, skinLab, x, y, skinRef) === SKIN ? UNDER.skin : UNDER.clothing;
+      known[i] = skinTest(image, skinMemo, x, y, skinRef) === SKIN ? UNDER.skin : UNDER.clothing;
     }
   }
-  const under = underFrom(h, known, null, hair, person);
+  const under = underFrom(h, known, null, hair, person, around);
   // Sources clear of the hair's soft edge (as with the parser: sourcesOf), off other people; the
   // body's from the target's own column (|u| <= 1.1), clothing below the chin.
   const anyHair = takeBytes(n);
@@ -648,13 +651,13 @@ function segmentedHair(h: Head, person: Uint8Array): HairFinding {
       if (person[i]! <= 192 || Math.abs(frameU(frame, x + 0.5, y + 0.5)) > 1.1) continue;
       const v = frameV(frame, x + 0.5, y + 0.5);
       if (v > anchors.chin + BODY_REACH.down) continue;
-      if (skinTest(image, skinLab, x, y, skinRef) === SKIN) skin[i] = 1;
+      if (skinTest(image, skinMemo, x, y, skinRef) === SKIN) skin[i] = 1;
       else if (v > anchors.chin) clothing[i] = 1;
     }
   }
   sources[UNDER.background] = bg;
   sources[UNDER.skin] = skin;
   sources[UNDER.clothing] = clothing;
-  giveBack(known, skinLab, anyHair, nearHair);
+  giveBack(known, skinMemo, anyHair, nearHair);
   return { hair, under, sources, person, others: h.others };
 }

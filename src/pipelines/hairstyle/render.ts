@@ -14,7 +14,7 @@ import { giveBack, takeInts, takePlane } from '../../imaging/scratch.ts';
 import { labAt, shadeRamp, srgbToLab } from '../../steps/color.ts';
 import { patchFill, pullPush } from '../../steps/patch-fill.ts';
 import { UNDER, skinColoured } from './hair.ts';
-import { frameU, frameV, fromFrame, type Anchors, type Frame } from './frame.ts';
+import { frameBox, frameU, frameV, fromFrame, type Anchors, type Frame } from './frame.ts';
 import { SHAVED_SIDES, TEMPLATES, hash2, noise1, noise2, smooth, type Template, type Variant } from './templates.ts';
 import type { Hairstyle } from '../../domain/job.ts';
 
@@ -126,16 +126,7 @@ function rasterize(an: HeadGeometry, look: Pick<Look, 'lightSide'>, t: Template,
   const reach = 2 * edge + hairlineFade + t.wisps;
   const seed = p.seed;
   // Bounding box of the frame region any template can reach, in pixels.
-  const corners = [
-    [-1.25, a.forehead - 1.2],
-    [1.25, a.forehead - 1.2],
-    [-1.25, a.chin + 1.8],
-    [1.25, a.chin + 1.8],
-  ].map(([u, v]) => [f.ox + f.scale * (u! * f.ux - v! * f.uy), f.oy + f.scale * (u! * f.uy + v! * f.ux)]);
-  const x0 = Math.max(0, Math.floor(Math.min(...corners.map((c) => c[0]!))));
-  const x1 = Math.min(W, Math.ceil(Math.max(...corners.map((c) => c[0]!))));
-  const y0 = Math.max(0, Math.floor(Math.min(...corners.map((c) => c[1]!))));
-  const y1 = Math.min(H, Math.ceil(Math.max(...corners.map((c) => c[1]!))));
+  const { x0, x1, y0, y1 } = frameBox(f, -1.25, 1.25, a.forehead - 1.2, a.chin + 1.8, W, H);
   const B = 8;
   const blockR = B * 0.75 * px;
   const box = layer.box;
