@@ -59,6 +59,16 @@ export interface PatchFillOptions {
    * @defaultValue false
    */
   blend?: boolean;
+  /**
+   * Where the structure is decided: the coarsest level holding at least `sourcesPerHole` whole
+   * source patches per hole pixel (or else the finest searched level) starts the search, not the
+   * coarsest level of the pyramid. At 40 px a big hole left a handful of whole patches, all in
+   * the region's corners (9 for s6-left's hair over the blinds, 19 for s6-centre-right's): the
+   * hole was seeded from those and every finer level refined the same wrong texture (a white
+   * hood over a wood panel). 0: always the coarsest level.
+   * @defaultValue 0
+   */
+  sourcesPerHole?: number;
 }
 
 interface Level {
@@ -548,6 +558,13 @@ function blendAt(x: number, y: number, w: number, h: number, field: Int32Array, 
   return true;
 }
 
+/** Hole pixels of a level, counted in its hole box. */
+function holeCount(hole: Uint8Array, hb: HoleBox, w: number): number {
+  let n = 0;
+  for (let y = hb.y0; y < hb.y1; y++) for (let x = hb.x0, q = y * w + x; x < hb.x1; x++, q++) n += hole[q]!;
+  return n;
+}
+
 function refreshDistances(L: Level, targets: Int32Array, nnf: Int32Array, dist: Float32Array, r: number): void {
   for (const t of targets) dist[t] = nnf[t]! >= 0 ? patchDistance(L, t, nnf[t]!, r, Infinity) : Infinity;
 }
@@ -621,6 +638,7 @@ export function patchFill(image: RgbImage, hole: Uint8Array, options: PatchFillO
     }
     if (P === P0 && !P0.hole.length) materialize();
     const L = makeLevel(P.w, P.h, P.img, P.hole, P.source, r, options.locality ?? 0);
+    if (!nnf && l > 0 && Math.max(pyramid[l - 1]!.w, pyramid[l - 1]!.h) <= cap && L.validList.length < (options.sourcesPerHole ?? 0) * holeCount(P.hole, boxes[l]!, P.w)) continue;
     if (L.validList.length === 0) {
       if (l === 0) {
         release(nnf);

@@ -23,7 +23,7 @@ import { decodeImage, type RgbImage } from '../../src/imaging/image.ts';
 import { loadRegistry } from '../../src/models/registry.ts';
 import { SessionCache } from '../../src/models/sessions.ts';
 import { PIPELINES } from '../../src/pipelines/index.ts';
-import { lch, skinLike } from '../../src/steps/color.ts';
+import { labAt, lch, skinLike } from '../../src/steps/color.ts';
 import { CLASS } from '../../src/steps/face-parsing.ts';
 import { targetScore } from '../../src/steps/target-face.ts';
 import { HAIR_OTHER_PHOTOS, HAIR_PHOTOS, HAIR_VARIANTS, facePhoto, hairPhoto, type DevPhoto } from '../helpers/dev-photos.ts';
@@ -363,8 +363,10 @@ describe('hairstyle on the development photos (issue 11, independent references)
     // The Selfie version's person mask holds the hair itself, and every hair pixel was taken to
     // hide skin: the fill painted a tan hood over the blinds around the head. Judged on the
     // references run on the input: the input's hair (reference parser) beside the head above the
-    // chin (more than 0.6 face widths from the centre line, in the reference frame), not under the
-    // new hair (its mask); against blinds and a white wall there, few output pixels may be skin-coloured.
+    // chin and below the brows (more than 0.6 face widths from the centre line, in the reference
+    // frame), not under the new hair (its mask); against blinds and a white wall there, few output
+    // pixels may be skin-coloured. (Above the brows s6-left's hair hid a golden wood panel, which
+    // the fill rightly continues and this colour test cannot tell from skin.)
     const selfie = registry.byName('hairstyle-selfie')!;
     for (const name of ['s6-left', 's6-centre-left']) {
       const ph = await hairPhoto(name);
@@ -373,6 +375,7 @@ describe('hairstyle on the development photos (issue 11, independent references)
       const me = target((await referenceFaces(ph.bytes)).faces, W, H);
       const frame = referenceFrame(me.landmarks);
       const chin = frame.uv(me.landmarks[152]![0], me.landmarks[152]![1])[1];
+      const brows = frame.uv(me.landmarks[9]![0], me.landmarks[9]![1])[1];
       const parsedIn = await referenceParsing(ph.bytes);
       const { out, alpha, pngBytes } = await runHairstyle(ph.bytes, 'Buzz Cut', 'black', selfie);
       let n = 0, skin = 0;
@@ -381,7 +384,7 @@ describe('hairstyle on the development photos (issue 11, independent references)
           const i = y * W + x;
           if (parsedIn.labels[i] !== CLASS.hair || alpha[i]! > 25) continue;
           const [u, v] = frame.uv(x + 0.5, y + 0.5);
-          if (v > chin || Math.abs(u) < 0.6) continue;
+          if (v > chin || v < brows || Math.abs(u) < 0.6) continue;
           n++;
           if (skinLike(out.data[3 * i]!, out.data[3 * i + 1]!, out.data[3 * i + 2]!)) skin++;
         }
@@ -397,6 +400,61 @@ describe('hairstyle on the development photos (issue 11, independent references)
       expect(skin / n, name).toBeLessThan(0.15);
       expect(was, name).toBeGreaterThan(500);
       expect(still / was, name).toBeLessThan(0.15);
+    }
+  }, 120_000);
+
+  it('fills the hair beside the head in the tone of the background around it, not a pale hood (reference FaceMesh and parser)', async () => {
+    // Hair over blinds and wood panels was filled from the few whole patches left at the fill's
+    // coarsest level, in the region's corners: a white hood the texture around it does not have.
+    // Judged on the references run on the input: its hair (reference parser) beside the head above
+    // the chin (more than 0.6 face widths off the centre line), not under the new hair; the
+    // output's mean CIE Lab there against the mean of the input's background (reference parser)
+    // within 0.25 face widths of that hair, each side of the head on its own. s6-left's left side:
+    // dE 15.6 (L* +11.6) before stop 29, 5.0 after. Photos where a neighbour's hair lies beside the
+    // target's head (s6-right, s6-centre-left: the parser does not say whose hair it is) or where
+    // the hair hid how far a wood panel reaches (s6-centre-right) cannot be judged this way.
+    for (const name of ['s6-left', 's5-right', 's5-back']) {
+      const ph = await hairPhoto(name);
+      const input = await decodeImage(ph.bytes, { maxPixels: 4e7 });
+      const { width: W, height: H } = input;
+      const me = target((await referenceFaces(ph.bytes)).faces, W, H);
+      const frame = referenceFrame(me.landmarks);
+      const chin = frame.uv(me.landmarks[152]![0], me.landmarks[152]![1])[1];
+      const { labels } = await referenceParsing(ph.bytes);
+      const { out, alpha } = await runHairstyle(ph.bytes, 'Buzz Cut', 'black');
+      const beside = new Uint8Array(W * H);
+      for (let y = 0; y < H; y++) {
+        for (let x = 0; x < W; x++) {
+          const i = y * W + x;
+          if (labels[i] !== CLASS.hair || alpha[i]! > 25) continue;
+          const [u, v] = frame.uv(x + 0.5, y + 0.5);
+          if (v <= chin && Math.abs(u) > 0.6) beside[i] = 1;
+        }
+      }
+      // Each side of the head on its own: a wood panel on one side and blinds on the other.
+      for (const side of [-1, 1]) {
+        const part = beside.map((b, i) => (b && Math.sign(frame.uv((i % W) + 0.5, Math.floor(i / W) + 0.5)[0]) === side ? 1 : 0));
+        const near = dilate(part, W, H, Math.round(0.25 * frame.scale));
+        const fill = [0, 0, 0], ring = [0, 0, 0];
+        let nf = 0, nr = 0;
+        for (let i = 0; i < W * H; i++) {
+          if (part[i]) {
+            const lab = labAt(out.data, i);
+            for (let c = 0; c < 3; c++) fill[c] += lab[c]!;
+            nf++;
+          } else if (near[i] && !beside[i] && labels[i] === CLASS.background) {
+            const lab = labAt(input.data, i);
+            for (let c = 0; c < 3; c++) ring[c] += lab[c]!;
+            nr++;
+          }
+        }
+        if (nf < 2000) continue;
+        const dE = Math.hypot(...fill.map((v, c) => v / nf - ring[c]! / nr));
+        const dL = fill[0]! / nf - ring[0]! / nr;
+        console.log(`fill beside the head ${name}, ${side < 0 ? 'left' : 'right'}: ${nf} px, background around ${nr} px, mean dE ${dE.toFixed(1)}, dL ${dL.toFixed(1)}`);
+        expect(nr, name).toBeGreaterThan(2000);
+        expect(dE, name).toBeLessThan(8);
+      }
     }
   }, 120_000);
 

@@ -485,7 +485,7 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number): R
     if (g === UNDER.skin || g === UNDER.clothing) bodyAround(an, part, hole, src, g === UNDER.skin);
     for (const i of holeAt) src[i] = 0;
     // The first group's fill is a new picture; the next ones fill it in place.
-    img = patchFill(img, part, { source: src, seed: seed + g, inPlace: img !== an.image, locality: FILL_LOCALITY, blend: true });
+    img = patchFill(img, part, { source: src, seed: seed + g, inPlace: img !== an.image, locality: FILL_LOCALITY, blend: true, sourcesPerHole: 1 });
     // Bare skin keeps only the copied texture's finest detail (~1.2% of the face width: pores,
     // grain) over an even tone; at 4% the copy's blocks and blotches still showed.
     if (g === UNDER.skin && img !== an.image) evenTone(img, part, src, Math.max(2, Math.round(0.012 * an.frame.scale)));
@@ -622,13 +622,53 @@ function bodyAround(an: HeadAnalysis, part: Uint8Array, hole: Uint8Array, out: U
   const x1 = Math.min(W, box.x + box.width + m), y1 = Math.min(H, box.y + box.height + m);
   const ref = srgbToLab(an.skin[0], an.skin[1], an.skin[2]);
   const { frame, anchors } = an;
+  const worn = skin ? null : clothingColours(an.image, out, x0, y0, x1, y1);
   for (let y = y0; y < y1; y++) {
     for (let x = x0, i = y * W + x0; x < x1; x++, i++) {
       if (out[i] || hole[i] || an.others[i] || an.person[i]! <= 128 || an.hair[i]! > 20) continue;
       if (!skin && (an.protect[i] || frameV(frame, x + 0.5, y + 0.5) <= anchors.chin)) continue;
-      if (skinColoured(labAt(an.image.data, i), ref) === skin) out[i] = 1;
+      const lab = labAt(an.image.data, i);
+      if (skinColoured(lab, ref) === skin && (!worn || worn[labBin(lab)])) out[i] = 1;
     }
   }
+}
+
+/** CIE Lab bins of the clothing palette: 8 units of L, 6 of a and b. */
+const BINS = { L: 13, ab: 44 };
+const labBin = (lab: readonly number[]): number => {
+  const l = Math.min(BINS.L - 1, Math.max(0, Math.floor(lab[0]! / 8)));
+  const a = Math.min(BINS.ab - 1, Math.max(0, Math.floor((lab[1]! + 132) / 6)));
+  const b = Math.min(BINS.ab - 1, Math.max(0, Math.floor((lab[2]! + 132) / 6)));
+  return (l * BINS.ab + a) * BINS.ab + b;
+};
+
+/**
+ * The colours of the target's own clothing (the sources already in `known`: the parser's cloth
+ * class in the target's body column), as the Lab bins within one bin of a colour that at least
+ * 0.5% of those pixels have; null when too few are known to tell. Two people who touch share the
+ * person mask, and long hair over a shoulder lies beside a neighbour's dress: copied from there, s6-left's green top was
+ * continued in the maroon of the dress beside it.
+ */
+function clothingColours(image: RgbImage, known: Uint8Array, x0: number, y0: number, x1: number, y1: number): Uint8Array | null {
+  const W = image.width;
+  const count = new Uint32Array(BINS.L * BINS.ab * BINS.ab);
+  let total = 0;
+  for (let y = y0; y < y1; y++) for (let x = x0, i = y * W + x0; x < x1; x++, i++) if (known[i]) (count[labBin(labAt(image.data, i))]! += 1), total++;
+  if (total < 200) return null;
+  const min = Math.max(3, 0.005 * total);
+  const ok = new Uint8Array(count.length);
+  for (let l = 0; l < BINS.L; l++) {
+    for (let a = 0; a < BINS.ab; a++) {
+      for (let b = 0; b < BINS.ab; b++) {
+        if (count[(l * BINS.ab + a) * BINS.ab + b]! < min) continue;
+        for (let dl = -1; dl <= 1; dl++) for (let da = -1; da <= 1; da++) for (let db = -1; db <= 1; db++) {
+          const L = l + dl, A = a + da, B = b + db;
+          if (L >= 0 && A >= 0 && B >= 0 && L < BINS.L && A < BINS.ab && B < BINS.ab) ok[(L * BINS.ab + A) * BINS.ab + B] = 1;
+        }
+      }
+    }
+  }
+  return ok;
 }
 
 /**
