@@ -440,11 +440,11 @@ describe('hairstyle on the development photos (issue 11, independent references)
         for (let i = 0; i < W * H; i++) {
           if (part[i]) {
             const lab = labAt(out.data, i);
-            for (let c = 0; c < 3; c++) fill[c] += lab[c]!;
+            for (let c = 0; c < 3; c++) fill[c] = fill[c]! + lab[c]!;
             nf++;
           } else if (near[i] && !beside[i] && labels[i] === CLASS.background) {
             const lab = labAt(input.data, i);
-            for (let c = 0; c < 3; c++) ring[c] += lab[c]!;
+            for (let c = 0; c < 3; c++) ring[c] = ring[c]! + lab[c]!;
             nr++;
           }
         }
