@@ -148,6 +148,19 @@ export function cuffFade(c: Cuff, x: number, y: number): number {
   return Math.min(1, Math.max(0, 0.5 - t / c.soft));
 }
 
+/**
+ * How far above BlazePose's shoulder joints the shoulders' tops are: the instance walked up (against
+ * `down`) from each joint, off the face and hair, the nearer of the two sides less a small margin,
+ * at most a fifth of the shoulder width.
+ */
+function shoulderLift(b: Body, instance: Uint8Array, protect?: Uint8Array): number {
+  const up: P = [-b.down[0], -b.down[1]];
+  const reach = 0.35 * b.sw;
+  const tops = (['L', 'R'] as const).map((sd) => edgeDistance(b[sd].shoulder, up, reach, Math.round(0.02 * b.size), instance, null, b.W, b.H, protect)).filter((d): d is number => d !== null && d > 0);
+  if (!tops.length) return 0;
+  return Math.max(0, Math.min(0.2 * b.sw, Math.min(...tops) - 0.02 * b.size));
+}
+
 /** Row-filled hull of a mask along `across` (gaps between the legs filled), within a band of rows. */
 function hullFill(mask: Uint8Array, W: number, H: number, yFrom: number): Uint8Array {
   const out = copyBytes(mask);
@@ -233,9 +246,14 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
     const length = lengths.torso ?? 1.1 * b.tl;
     // Above the armpits the torso's edges are the shoulders' (the arms are there), or the body's
     // where it is wider; below, measured.
+    // A top's shoulder line sits on the shoulders' tops, not at the joints (s5-top's T-shirt began
+    // at her armpits' height: a tube top). Not a dress's: lifted, its top corners stepped onto the
+    // neighbour beside s6-red-dress (garment off her body 2.9% -> 3.2%).
+    const lift = type === 'upper_body' ? shoulderLift(b, instance, protect) : 0;
     const sideShoulder = (f: number): [number, number] | null => {
-      const depth = f * length;
-      if (depth > 0.28 * b.tl) return null;
+      // Above the joints (the lifted top) the body's own width, measured: its shoulders slope down from the neck.
+      const depth = f * length - lift;
+      if (depth < 0 || depth > 0.28 * b.tl) return null;
       const k = depth / (0.28 * b.tl);
       // The shoulder's outline a little outside its joint: in shoulder widths (a turned body's
       // size comes from its torso length, and 0.1 of it made the shoulders stand out like wings).
@@ -249,7 +267,7 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
     // the face and hair): a body turned or leaning towards the camera is wider there than its
     // shoulder joints, and the fixed widths left the old dress in a strip between the new top and
     // the arm (s5-navy), filled with a smear of skin and wall.
-    strips.torso = measured(b.neck, down, length, TORSO_STATIONS, allowed, armsAll, 0.3 * size, 1.1 * size, sideShoulder, protect);
+    strips.torso = measured(add(b.neck, down, -lift), down, length, TORSO_STATIONS, allowed, armsAll, 0.3 * size, 1.1 * size, sideShoulder, protect);
     // Arms beside or in front of the torso stay out of it (a sleeve, if any, covers them).
     // The shoulder cap (the top quarter of the upper arm) is the torso's: the sleeve starts below
     // it, and cutting it out of both left the old clothing showing on top of the shoulder.

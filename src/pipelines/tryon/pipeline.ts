@@ -88,7 +88,8 @@ function skinMask(image: RgbImage, skin: [number, number, number] | null, within
 /**
  * Bare skin of the forearms and hands (0/1): skin-coloured pixels of the instance near the arms
  * below the armpits (within 0.22 body sizes of the elbow -> wrist -> hand bones and the lower
- * upper arm), connected to BlazePose's forearm and hand capsules. The capsules alone follow the
+ * upper arm), off the bare chest and shoulders (upperChest), connected to BlazePose's forearm and
+ * hand capsules. The capsules alone follow the
  * landmarks, and where BlazePose puts an arm a little inside the torso (person-standing) the
  * torso covered the arm's outer half and the hands' edge. Not face or hair (protect).
  */
@@ -103,7 +104,7 @@ function armSkin(image: RgbImage, skin: [number, number, number] | null, instanc
     [b[s].wrist, b[s].pinky],
   ];
   const near = (r: number) => shapesMask((['L', 'R'] as const).flatMap((s) => bones(s).map(([a, c]) => ({ a, b: c, r }))), W, H);
-  const band = andNot(intersect(near(0.22 * size), instance), protect);
+  const band = andNot(intersect(near(0.22 * size), instance), protect, upperChest(b));
   // Each arm's skin closed on its own box (one box over both arms spanned the torso between
   // them: most of this step's time).
   const r = Math.max(1, Math.round(0.01 * size));
@@ -116,6 +117,20 @@ function armSkin(image: RgbImage, skin: [number, number, number] | null, instanc
   });
   const bare = skinMask(image, skin, band, r, boxes);
   return componentsTouching(bare, near(0.06 * size), W, H);
+}
+
+/**
+ * The bare chest and shoulders' tops, which are no arm's: between the shoulder joints' columns
+ * (inset by 0.08 body sizes) from a fifth of the shoulder width above their line down to a third
+ * of the way to the hips. A strapless or tank top leaves them bare, and, connected to the bare
+ * arms' skin, they were cut out of the new top with the arms: a T-shirt drawn as a tube top.
+ */
+function upperChest(b: Body): Uint8Array {
+  const inset = 0.08 * b.size, lift = 0.2 * b.sw;
+  const L = b.L.shoulder, R = b.R.shoulder;
+  const at = (p: P, dAcross: number, dDown: number): P => [p[0] + b.across[0] * dAcross + b.down[0] * dDown, p[1] + b.across[1] * dAcross + b.down[1] * dDown];
+  const depth = 0.33 * b.tl;
+  return shapesMask([{ poly: [at(L, inset, -lift), at(R, -inset, -lift), at(R, -inset, depth), at(L, inset, depth)] }], b.W, b.H);
 }
 
 /** The garment photo: a person wearing it when one is clearly there, else a product photo. */
