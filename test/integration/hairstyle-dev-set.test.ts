@@ -127,6 +127,19 @@ const target = (faces: ReferenceFace[], W: number, H: number) =>
   [...faces].sort((a, b) => targetScore({ box: b.box } as never, W, H) - targetScore({ box: a.box } as never, W, H))[0]!;
 
 /**
+ * A development photo as the hand-checked tests read it: its bytes and decoded input, the
+ * reference target face (face-landmarks version) and its frame, and `v` of a landmark in it.
+ */
+async function onReferences(name: string) {
+  const ph = await hairPhoto(name);
+  const input = await decodeImage(ph.bytes, { maxPixels: 4e7 });
+  const me = target((await referenceFaces(ph.bytes)).faces, input.width, input.height);
+  const frame = referenceFrame(me.landmarks);
+  const vOf = (k: number) => frame.uv(me.landmarks[k]![0], me.landmarks[k]![1])[1];
+  return { ph, input, W: input.width, H: input.height, me, frame, vOf };
+}
+
+/**
  * Criteria a development photo still misses, by `photo|check`, with why (asserted to fail, so a
  * fix must remove its entry). Listed in the README and the closing note.
  */
@@ -316,11 +329,7 @@ describe('hairstyle on the development photos (issue 11, independent references)
     // below the brows, is hair to the reference parser (the lock's inside): on the output they must be the input's
     // own pixels (but for the new hair's contact shadow) or under the new hair (its mask), not filled.
     for (const [name, style] of [['s6-centre-left', 'Buzz Cut'], ['s6-left', 'Crew Cut']] as Array<[string, Hairstyle]>) {
-      const ph = await hairPhoto(name);
-      const input = await decodeImage(ph.bytes, { maxPixels: 4e7 });
-      const { width: W, height: H } = input;
-      const me = target((await referenceFaces(ph.bytes)).faces, W, H);
-      const frame = referenceFrame(me.landmarks);
+      const { ph, input, W, H, me, frame } = await onReferences(name);
       const parsedIn = await referenceParsing(ph.bytes);
       const lm = me.landmarks;
       const brows = Math.min(...[70, 63, 105, 66, 107, 300, 293, 334, 296, 336].map((i) => frame.uv(lm[i]![0], lm[i]![1])[1]));
@@ -369,13 +378,8 @@ describe('hairstyle on the development photos (issue 11, independent references)
     // the fill rightly continues and this colour test cannot tell from skin.)
     const selfie = registry.byName('hairstyle-selfie')!;
     for (const name of ['s6-left', 's6-centre-left']) {
-      const ph = await hairPhoto(name);
-      const input = await decodeImage(ph.bytes, { maxPixels: 4e7 });
-      const { width: W, height: H } = input;
-      const me = target((await referenceFaces(ph.bytes)).faces, W, H);
-      const frame = referenceFrame(me.landmarks);
-      const chin = frame.uv(me.landmarks[152]![0], me.landmarks[152]![1])[1];
-      const brows = frame.uv(me.landmarks[9]![0], me.landmarks[9]![1])[1];
+      const { ph, W, H, me, frame, vOf } = await onReferences(name);
+      const chin = vOf(152), brows = vOf(9);
       const parsedIn = await referenceParsing(ph.bytes);
       const { out, alpha, pngBytes } = await runHairstyle(ph.bytes, 'Buzz Cut', 'black', selfie);
       let n = 0, skin = 0;
@@ -414,12 +418,8 @@ describe('hairstyle on the development photos (issue 11, independent references)
     // target's head (s6-right, s6-centre-left: the parser does not say whose hair it is) or where
     // the hair hid how far a wood panel reaches (s6-centre-right) cannot be judged this way.
     for (const name of ['s6-left', 's5-right', 's5-back']) {
-      const ph = await hairPhoto(name);
-      const input = await decodeImage(ph.bytes, { maxPixels: 4e7 });
-      const { width: W, height: H } = input;
-      const me = target((await referenceFaces(ph.bytes)).faces, W, H);
-      const frame = referenceFrame(me.landmarks);
-      const chin = frame.uv(me.landmarks[152]![0], me.landmarks[152]![1])[1];
+      const { ph, input, W, H, frame, vOf } = await onReferences(name);
+      const chin = vOf(152);
       const { labels } = await referenceParsing(ph.bytes);
       const { out, alpha } = await runHairstyle(ph.bytes, 'Buzz Cut', 'black');
       const beside = new Uint8Array(W * H);
