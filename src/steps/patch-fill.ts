@@ -2,7 +2,8 @@
 // around it (wall, blinds, skin, fabric) instead of a blur. Multi-scale PatchMatch with EM voting
 // (Barnes et al. 2009, PatchMatch; Wexler et al. 2007, space-time completion):
 //   a pyramid of the region around the hole (the hole and a margin; sources are its known pixels)
-//   -> coarsest level: hole seeded by onion-peel averaging of the allowed pixels, then EM
+//   -> coarsest level (with sourcesPerHole: the coarsest holding enough whole source patches):
+//      hole seeded by onion-peel averaging of the allowed pixels, then EM
 //      iterations: PatchMatch search (propagation + random search) of a source patch for every
 //      patch touching the hole, and a vote (each hole pixel: the similarity-weighted mean of what
 //      the overlapping patches say); distances count only hole and allowed pixels

@@ -1,7 +1,8 @@
 // The exemplar fill (src/steps/patch-fill.ts) on synthetic pictures whose right answer is known:
 // a hole in stripes must be filled with stripes in phase (a blur would give flat grey), pixels
 // outside the hole must not move, the source mask must be obeyed, a seed reproduces the fill, and
-// with `blend` the copied blocks cross-fade instead of meeting in seams.
+// with `blend` the copied blocks cross-fade instead of meeting in seams, and with `sourcesPerHole`
+// the structure comes from where the sources are, not from a few whole patches in the corners.
 import { describe, expect, it } from 'vitest';
 import type { RgbImage } from '../../src/imaging/image.ts';
 import { componentsTouching } from '../../src/imaging/morphology.ts';
@@ -110,6 +111,28 @@ describe('patchFill', () => {
     for (let y = 40; y < 76; y++) for (let x = 44; x < 60; x++) source[y * W + x] = 0;
     const out = patchFill(img, hole, { source, seed: 5 });
     expect(holeShare(hole, (i) => out.data[3 * i]! > 150 && out.data[3 * i + 1]! < 90)).toBeLessThan(0.02);
+  });
+
+  it('with sourcesPerHole, decides the structure where enough whole source patches are, not from a few in the corners', () => {
+    // A grey frame 12 px wide around a big hole, with white 24 px squares in its corners: at the
+    // 40-px level the frame is 3 px wide (no whole 5x5 patch in it) and only the corners hold whole
+    // patches, so the hole was seeded white and every finer level refined white (the white hood
+    // over s6-left's blinds). Most of the hole's border is grey.
+    const data = new Uint8Array(W * H * 3), hole = new Uint8Array(W * H);
+    const corner = (x: number, y: number) => (x < 24 || x >= W - 24) && (y < 24 || y >= H - 24);
+    for (let y = 0; y < H; y++) {
+      for (let x = 0; x < W; x++) {
+        const i = y * W + x;
+        data.fill(corner(x, y) ? 250 : 110 + ((x * 7 + y * 13) % 5) * 8, 3 * i, 3 * i + 3);
+        if (x >= 12 && x < W - 12 && y >= 12 && y < H - 12 && !corner(x, y)) hole[i] = 1;
+      }
+    }
+    const white = (sourcesPerHole: number) => {
+      const out = patchFill({ data, width: W, height: H }, hole, { seed: 3, sourcesPerHole });
+      return holeShare(hole, (i) => out.data[3 * i]! > 200);
+    };
+    expect(white(0)).toBeGreaterThan(0.8);
+    expect(white(1)).toBeLessThan(0.5);
   });
 
   it('returns the picture as it was when nothing may be copied', () => {

@@ -646,8 +646,8 @@ const labBin = (lab: readonly number[]): number => {
  * The colours of the target's own clothing (the sources already in `known`: the parser's cloth
  * class in the target's body column), as the Lab bins within one bin of a colour that at least
  * 0.5% of those pixels have; null when too few are known to tell. Two people who touch share the
- * person mask, and long hair over a shoulder lies beside a neighbour's dress: copied from there, s6-left's green top was
- * continued in the maroon of the dress beside it.
+ * person mask, and long hair over a shoulder lies beside a neighbour's dress: copied from there,
+ * s6-left's green top was continued in the maroon of the dress beside it.
  */
 function clothingColours(image: RgbImage, known: Uint8Array, x0: number, y0: number, x1: number, y1: number): Uint8Array | null {
   const W = image.width;

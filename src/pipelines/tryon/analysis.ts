@@ -276,8 +276,8 @@ export async function faceAndHair(ctx: PipelineContext, p: PersonAnalysis, t: St
 
 /**
  * Sets `protect` where the label is one of `keep` (a table by class id), within `box` (x1, y1
- * exclusive), the skin class only within `faceBox`; the median colour of the skin (class 1) when
- * over 50 pixels.
+ * exclusive), the skin class only within `faceBox`; the median colour of the skin class (over
+ * the whole box) when over 50 pixels.
  */
 /**
  * The parser's skin class is the face's, but next to the face it takes bare skin too: s6-stripes
