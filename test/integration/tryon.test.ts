@@ -76,6 +76,8 @@ interface Figures {
   coveredAll: number;
   /** upper_body: coverage of the shoulders' tops (shoulderBand); NaN for the other types. */
   shoulders: number;
+  /** upper_body: coverage of the upper arms where a short sleeve sits (upperArms; printed only). */
+  arms: number;
 }
 const figures = new Map<string, Figures>();
 
@@ -206,6 +208,21 @@ function shoulderBand(p: Photo): Uint8Array {
   return region;
 }
 
+/**
+ * Where a short sleeve sits: each upper arm of the reference (MoveNet) from 10% to 40% of the way
+ * from shoulder to elbow, 0.1 shoulder widths either side of it, on the person, off the face.
+ * Printed only: what stays in front (inFront) takes bare arms, so no bound is set on it.
+ */
+function upperArms(p: Photo): Uint8Array {
+  const k = p.body.keypoints;
+  const pt = (n: string): P => [k[n]!.x, k[n]!.y];
+  const sw = Math.hypot(k.left_shoulder!.x - k.right_shoulder!.x, k.left_shoulder!.y - k.right_shoulder!.y);
+  const shapes = (['left', 'right'] as const).filter((s) => k[`${s}_elbow`]!.score > 0.3).map((s) => [lerp(pt(`${s}_shoulder`), pt(`${s}_elbow`), 0.1), lerp(pt(`${s}_shoulder`), pt(`${s}_elbow`), 0.4), 0.1 * sw] as [P, P, number]);
+  const region = capsules(shapes, p.image.width, p.image.height);
+  for (let i = 0; i < region.length; i++) if (p.body.person[i]! <= 127 || p.face[i]) region[i] = 0;
+  return region;
+}
+
 /** Chroma-weighted mean hue (degrees) of pixels. */
 function meanHue(img: RgbImage, where: (i: number) => boolean): number {
   let a = 0, b = 0;
@@ -323,6 +340,7 @@ beforeAll(async () => {
       covered: coverage(targetRegion(p, type)),
       coveredAll: coverage(targetRegion(p, type, false)),
       shoulders: type === 'upper_body' ? coverage(shoulderBand(p)) : NaN,
+      arms: type === 'upper_body' ? coverage(upperArms(p)) : NaN,
       hueDelta: Math.abs(((oHue - gHue + 540) % 360) - 180),
       faceMad: mad(out, p.image, (i) => p.face[i] === 1).mad,
       // The hands: skin within the wrist discs (a disc alone reaches past a hand held against the
@@ -331,7 +349,7 @@ beforeAll(async () => {
     });
   }
   const pct = (v: number) => `${(100 * v).toFixed(1)}%`;
-  console.log(['photo type garment: changed away from target | garment off body | region covered (visible part; whole region) | shoulder tops covered | hue delta | face MAD | hands MAD', ...[...figures].map(([k, f]) => `${k}: ${pct(f.changedAway)} | ${pct(f.offBody)} | ${pct(f.covered)} (${pct(f.coveredAll)}) | ${Number.isNaN(f.shoulders) ? '-' : pct(f.shoulders)} | ${f.hueDelta.toFixed(1)} deg | ${f.faceMad.toFixed(2)} | ${f.handsMad.toFixed(2)}`)].join('\n'));
+  console.log(['photo type garment: changed away from target | garment off body | region covered (visible part; whole region) | shoulder tops covered | upper arms covered | hue delta | face MAD | hands MAD', ...[...figures].map(([k, f]) => `${k}: ${pct(f.changedAway)} | ${pct(f.offBody)} | ${pct(f.covered)} (${pct(f.coveredAll)}) | ${Number.isNaN(f.shoulders) ? '-' : pct(f.shoulders)} | ${Number.isNaN(f.arms) ? '-' : pct(f.arms)} | ${f.hueDelta.toFixed(1)} deg | ${f.faceMad.toFixed(2)} | ${f.handsMad.toFixed(2)}`)].join('\n'));
 }, 400_000);
 
 /**

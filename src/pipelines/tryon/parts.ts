@@ -60,11 +60,13 @@ export function alongPolyline(pts: P[], s: number): { p: P; d: P } {
 export const polylineLength = (pts: P[]) => pts.slice(1).reduce((s, p, i) => s + len(sub(p, pts[i]!)), 0);
 
 /** A limb strip: stations along `pts` from arc `start` for `length`, half-widths per station. */
-export function limbStrip(pts: P[], start: number, length: number, half: number[]): Strip {
+export function limbStrip(pts: P[], start: number, length: number, half: number[], offset?: number[]): Strip {
   const s: Strip = { centre: [], left: [], right: [] };
   LIMB_STATIONS.forEach((f, i) => {
-    const { p, d } = alongPolyline(pts, start + f * length);
+    const { p: q, d } = alongPolyline(pts, start + f * length);
     const n = perp(d);
+    // A measured arm's middle, across its axis (BlazePose's arm line can lie near one edge).
+    const p = offset ? add(q, n, offset[i]!) : q;
     s.centre.push(p);
     s.left.push(add(p, n, half[i]!));
     s.right.push(add(p, n, -half[i]!));
@@ -301,21 +303,35 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
       // than its arms; the walk may also run on into a neighbour).
       const armRef = Math.min(size, 1.1 * b.sw);
       const armHalf: number[] = [];
+      const offset: number[] = [];
       const half = LIMB_STATIONS.map((f) => {
         const { p, d } = alongPolyline(chain, start + f * length);
         const n = perp(d);
-        const a = edgeDistance(p, n, 0.3 * size, Math.round(0.02 * size), instance, null, W, H);
-        const c = edgeDistance(p, [-n[0], -n[1]], 0.3 * size, Math.round(0.02 * size), instance, null, W, H);
+        const gap = Math.round(0.02 * size);
+        // A bare arm is measured on its skin, both edges (the clothed torso beside it stops the
+        // walk): BlazePose's arm line lies near the outer edge at times, and the nearer edge's
+        // distance made s5-top's sleeve a strip on the arm's outer half.
+        const aS = armSkin ? edgeDistance(p, n, 0.3 * size, gap, armSkin, null, W, H) : null;
+        const cS = armSkin ? edgeDistance(p, [-n[0], -n[1]], 0.3 * size, gap, armSkin, null, W, H) : null;
+        if (aS !== null && cS !== null && aS + cS >= 0.1 * armRef) {
+          offset.push((aS - cS) / 2);
+          const m = (aS + cS) / 2;
+          armHalf.push(Math.min(0.15 * armRef, m));
+          return Math.min((0.15 - 0.04 * f) * armRef, Math.max(0.07 * armRef, 1.3 * m));
+        }
+        offset.push(0);
+        const a = edgeDistance(p, n, 0.3 * size, gap, instance, null, W, H);
+        const c = edgeDistance(p, [-n[0], -n[1]], 0.3 * size, gap, instance, null, W, H);
         const m = Math.min(a ?? 0.15 * size, c ?? 0.15 * size);
         armHalf.push(Math.min(0.15 * armRef, m));
         return Math.min((0.15 - 0.04 * f) * armRef, Math.max(0.07 * armRef, 1.3 * m));
       });
-      strips[`sleeve${s}`] = limbStrip(chain, start, length, half);
+      strips[`sleeve${s}`] = limbStrip(chain, start, length, half, offset);
       const { p: at, d: dir } = alongPolyline(chain, cut);
       // The cuff stands off the arm a little (a sleeve's opening is wider than the arm in it).
       const cuffHalf = Math.max(1.1 * half[3]!, 1.25 * Math.max(armHalf[2]!, armHalf[3]!));
       const soft = Math.max(2, 0.015 * size);
-      const rArm = 1.1 * Math.max(half[0]!, half[1]!);
+      const rArm = 1.1 * Math.max(half[0]!, half[1]!) + Math.max(...offset.map(Math.abs));
       const caps: Shape[] = [{ a: b[s].shoulder, b: b[s].shoulder, r: rArm }];
       // The arm's capsule up to a little past the cut (the cut, not the capsule's round end, makes
       // the sleeve's end).
