@@ -379,7 +379,7 @@ beforeAll(async () => {
  * Shoulders' tops (stop 29: a top's shoulder line lifted from BlazePose's joints to the
  * shoulders' tops, and the bare chest no longer taken for an arm's skin; before, a T-shirt began at
  * the joints' line: s5-top 53%, messi 48%, person-standing 56%, its mirror 46% of shoulderBand): on
- * s6-stripes (36%; 8% while the parser's skin class was protected as face wherever it lay) her
+ * s6-stripes (41%; 8% while the parser's skin class was protected as face wherever it lay) her
  * chin rests on her raised shoulder and the face-and-hair mask the garment stays behind still
  * takes that shoulder; on s5-red-top (48%) BlazePose's shoulders are wrong as above.
  * (Trousers on s6-stripes, 14% off the body and 4.8% changed away while MoveNet ran on the whole

@@ -88,12 +88,12 @@ function skinMask(image: RgbImage, skin: [number, number, number] | null, within
 /**
  * Bare skin of the forearms and hands (0/1): skin-coloured pixels of the instance near the arms
  * below the armpits (within 0.22 body sizes of the elbow -> wrist -> hand bones and the lower
- * upper arm), off the bare chest and shoulders (upperChest), connected to BlazePose's forearm and
+ * upper arm), off the bare chest and shoulders (upperChest, shoulderCaps), connected to BlazePose's forearm and
  * hand capsules. The capsules alone follow the
  * landmarks, and where BlazePose puts an arm a little inside the torso (person-standing) the
  * torso covered the arm's outer half and the hands' edge. Not face or hair (protect).
  */
-function armSkin(image: RgbImage, skin: [number, number, number] | null, instance: Uint8Array, protect: Uint8Array, b: Body): Uint8Array | undefined {
+function armSkin(image: RgbImage, skin: [number, number, number] | null, instance: Uint8Array, protect: Uint8Array, b: Body, sleeved: boolean): Uint8Array | undefined {
   if (!skin) return undefined;
   const { W, H, size } = b;
   // The bones whose surroundings are searched, per image side.
@@ -104,7 +104,7 @@ function armSkin(image: RgbImage, skin: [number, number, number] | null, instanc
     [b[s].wrist, b[s].pinky],
   ];
   const near = (r: number) => shapesMask((['L', 'R'] as const).flatMap((s) => bones(s).map(([a, c]) => ({ a, b: c, r }))), W, H);
-  const band = andNot(intersect(near(0.22 * size), instance), protect, upperChest(b));
+  const band = andNot(intersect(near(0.22 * size), instance), protect, sleeved ? union(upperChest(b), shoulderCaps(b)) : upperChest(b));
   // Each arm's skin closed on its own box (one box over both arms spanned the torso between
   // them: most of this step's time).
   const r = Math.max(1, Math.round(0.01 * size));
@@ -131,6 +131,17 @@ function upperChest(b: Body): Uint8Array {
   const at = (p: P, dAcross: number, dDown: number): P => [p[0] + b.across[0] * dAcross + b.down[0] * dDown, p[1] + b.across[1] * dAcross + b.down[1] * dDown];
   const depth = 0.33 * b.tl;
   return shapesMask([{ poly: [at(L, inset, -lift), at(R, -inset, -lift), at(R, -inset, depth), at(L, inset, depth)] }], b.W, b.H);
+}
+
+/**
+ * The shoulder caps (the top 30% of each upper arm, 0.12 body sizes around it): under a garment
+ * with sleeves never an arm in front, but the torso's (parts.ts): counted as the bare arm's skin,
+ * they stayed bare between a T-shirt's torso and its sleeve (s5-top's upper arm 85% -> 93%
+ * covered). A sleeveless dress leaves them bare (taken as the torso's, its edge hung in tongues
+ * over s6-left's arm).
+ */
+function shoulderCaps(b: Body): Uint8Array {
+  return shapesMask((['L', 'R'] as const).map((s) => ({ a: b[s].shoulder, b: lerp(b[s].shoulder, b[s].elbow, 0.3), r: 0.12 * b.size })), b.W, b.H);
 }
 
 /** The garment photo: a person wearing it when one is clearly there, else a product photo. */
@@ -173,7 +184,8 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
   const g = garment.parts;
   const scale = ((type === 'lower_body' ? 0.9 : 1.2) * body.size) / g.width;
   const lengths = Object.fromEntries(Object.entries(g.lengths).map(([k, v]) => [k, v * scale]));
-  const parts = await t.time('body', () => bodyParts(body, instance, type, lengths, g.skirt, armSkin(image, skin, instance, protect, body), protect));
+  const sleeved = !!(lengths.sleeveL || lengths.sleeveR);
+  const parts = await t.time('body', () => bodyParts(body, instance, type, lengths, g.skirt, armSkin(image, skin, instance, protect, body, sleeved), protect));
 
   // Warp each part the garment and the body both have. The warp samples the garment bilinearly
   // and stretches it where the body is wider than the garment (a hip below a T-shirt's hem): its
