@@ -132,6 +132,23 @@ function labMedians(Ls: Float64Array, As: Float64Array, Bs: Float64Array): { ref
   return { ref, spread: kthSmallest(dist, n >> 1) };
 }
 
+/** CIE Lab samples gathered pixel by pixel (one list a channel), for labMedians. */
+class LabSamples {
+  private readonly L: number[] = [];
+  private readonly A: number[] = [];
+  private readonly B: number[] = [];
+  get count(): number {
+    return this.L.length;
+  }
+  add(data: Uint8Array, i: number): void {
+    const lab = labAt(data, i);
+    this.L.push(lab[0]), this.A.push(lab[1]), this.B.push(lab[2]);
+  }
+  medians(): { ref: [number, number, number]; spread: number } {
+    return labMedians(Float64Array.from(this.L), Float64Array.from(this.A), Float64Array.from(this.B));
+  }
+}
+
 /**
  * Math.hypot(a, b, c) < limit, decided by the squared length where it is clearly inside or outside
  * (Math.hypot is slow); only lengths within a billionth of the limit take the exact test, so the
@@ -331,7 +348,8 @@ function longHair(h: Head, parse: FaceParse, inCrop: Uint8Array, soft: Uint8Arra
     }
     const { ref: [m0, m1, m2], spread } = labMedians(Ls, As, Bs);
     const limit = Math.max(5, 1.0 * spread);
-    const rivals = rivalColours(image, labels, parse.crop, W, H);
+    // The rivals' colours, once a pixel needs them.
+    let rivals: Array<[number, number, number]> | undefined;
     const cand = copyBytes(parsed);
     const trustedAbove = cy + 0.9 * size;
     for (let y = 0; y < H; y++) {
@@ -344,9 +362,10 @@ function longHair(h: Head, parse: FaceParse, inCrop: Uint8Array, soft: Uint8Arra
         if (frameV(frame, x + 0.5, y + 0.5) > anchors.chin + 3 || Math.abs(frameU(frame, x + 0.5, y + 0.5)) > 1.3) continue;
         const lab = labAt(image.data, i);
         if (closerThan(lab[0] - m0, lab[1] - m1, lab[2] - m2, limit)) cand[i] = 1;
-        else if (rivals.length && closerThan(lab[0] - m0, lab[1] - m1, lab[2] - m2, TIPS.wider * limit) && Math.abs(frameU(frame, x + 0.5, y + 0.5)) <= TIPS.column) {
+        else if (closerThan(lab[0] - m0, lab[1] - m1, lab[2] - m2, TIPS.wider * limit) && Math.abs(frameU(frame, x + 0.5, y + 0.5)) <= TIPS.column) {
+          rivals ??= rivalColours(image, labels, parse.crop, W, H);
           const dh = Math.hypot(lab[0] - m0, lab[1] - m1, lab[2] - m2);
-          if (rivals.every((r) => Math.hypot(lab[0] - r[0], lab[1] - r[1], lab[2] - r[2]) > TIPS.nearer * dh)) cand[i] = 1;
+          if (rivals.length && rivals.every((r) => Math.hypot(lab[0] - r[0], lab[1] - r[1], lab[2] - r[2]) > TIPS.nearer * dh)) cand[i] = 1;
         }
       }
     }
@@ -368,17 +387,14 @@ const TIPS = { wider: 2.5, nearer: 2, column: 0.9 };
 function rivalColours(image: RgbImage, labels: Uint8Array, crop: { x: number; y: number; size: number }, W: number, H: number): Array<[number, number, number]> {
   const out: Array<[number, number, number]> = [];
   for (const classes of [[CLASS.cloth], [CLASS.skin, CLASS.neck]]) {
-    const L: number[] = [], A: number[] = [], B: number[] = [];
+    const samples = new LabSamples();
     // Every other pixel of every other row: a sample, as for the hair's own colour.
     for (let y = Math.max(0, Math.floor(crop.y)); y < Math.min(H, Math.ceil(crop.y + crop.size)); y += 2) {
       for (let x = Math.max(0, Math.floor(crop.x)); x < Math.min(W, Math.ceil(crop.x + crop.size)); x += 2) {
-        const i = y * W + x;
-        if (!classes.includes(labels[i]!)) continue;
-        const lab = labAt(image.data, i);
-        L.push(lab[0]), A.push(lab[1]), B.push(lab[2]);
+        if (classes.includes(labels[y * W + x]!)) samples.add(image.data, y * W + x);
       }
     }
-    if (L.length > 50) out.push(labMedians(Float64Array.from(L), Float64Array.from(A), Float64Array.from(B)).ref);
+    if (samples.count > 50) out.push(samples.medians().ref);
   }
   return out;
 }
@@ -585,13 +601,9 @@ function skinTest(image: RgbImage, memo: Uint8Array, x: number, y: number, ref: 
 
 /** Median CIE Lab of a mask's pixels (every 7th; mid grey-brown when there are none). */
 function medianLab(image: RgbImage, mask: Uint8Array): [number, number, number] {
-  const Ls: number[] = [], As: number[] = [], Bs: number[] = [];
-  for (let i = 0; i < mask.length; i += 7) {
-    if (!mask[i]) continue;
-    const lab = labAt(image.data, i);
-    Ls.push(lab[0]), As.push(lab[1]), Bs.push(lab[2]);
-  }
-  return Ls.length ? labMedians(Float64Array.from(Ls), Float64Array.from(As), Float64Array.from(Bs)).ref : [60, 12, 18];
+  const samples = new LabSamples();
+  for (let i = 0; i < mask.length; i += 7) if (mask[i]) samples.add(image.data, i);
+  return samples.count ? samples.medians().ref : [60, 12, 18];
 }
 
 /** hairFromSegmentation's analysis of the person mask (see there). */
@@ -605,7 +617,7 @@ function segmentedHair(h: Head, person: Uint8Array): HairFinding {
   // and long black hair beside the face went unfound (s6-centre-left: 99% of it left).
   const above = new Uint8Array(n);
   const cand = new Uint8Array(n);
-  const Ls: number[] = [], As: number[] = [], Bs: number[] = [];
+  const samples = new LabSamples();
   // The reach's box in the photo (turned with the head).
   const reach = frameBox(frame, -SEG_HAIR_REACH.u, SEG_HAIR_REACH.u, anchors.forehead - SEG_HAIR_REACH.up, anchors.chin + SEG_HAIR_REACH.down, W, image.height);
   for (let y = reach.y0; y < reach.y1; y++) {
@@ -623,14 +635,11 @@ function segmentedHair(h: Head, person: Uint8Array): HairFinding {
         const cu = u / SEG_HAIR_CAP.u, cv = (anchors.forehead - v) / SEG_HAIR_REACH.up;
         if (cu * cu + cv * cv > 1) continue;
         above[i] = 1;
-        if (i % 3 === 0 && person[i]! > 128) {
-          const lab = labAt(image.data, i);
-          Ls.push(lab[0]), As.push(lab[1]), Bs.push(lab[2]);
-        }
+        if (i % 3 === 0 && person[i]! > 128) samples.add(image.data, i);
       } else cand[i] = 1;
     }
   }
-  const { ref, spread } = Ls.length ? labMedians(Float64Array.from(Ls), Float64Array.from(As), Float64Array.from(Bs)) : { ref: [0, 0, 0], spread: 0 };
+  const { ref, spread } = samples.count ? samples.medians() : { ref: [0, 0, 0], spread: 0 };
   const limit = Math.min(SEG_HAIR_LIMIT.max, Math.max(SEG_HAIR_LIMIT.min, SEG_HAIR_LIMIT.spread * spread));
   // Below the head: the person pixels of the hair's colour, in the pieces that reach the zone
   // around the skull and beside the face (headZone, as the parser's hair must): a neck or a top of

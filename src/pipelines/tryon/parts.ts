@@ -311,18 +311,17 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
         // A bare arm is measured on its skin, both edges (the clothed torso beside it stops the
         // walk): BlazePose's arm line lies near the outer edge at times, and the nearer edge's
         // distance made s5-top's sleeve a strip on the arm's outer half.
-        const aS = armSkin ? edgeDistance(p, n, 0.3 * size, gap, armSkin, null, W, H) : null;
-        const cS = armSkin ? edgeDistance(p, [-n[0], -n[1]], 0.3 * size, gap, armSkin, null, W, H) : null;
+        const edges = (on: Uint8Array) => [edgeDistance(p, n, 0.3 * size, gap, on, null, W, H), edgeDistance(p, [-n[0], -n[1]], 0.3 * size, gap, on, null, W, H)] as const;
+        const [aS, cS] = armSkin ? edges(armSkin) : [null, null];
+        let m: number;
         if (aS !== null && cS !== null && aS + cS >= 0.1 * armRef) {
           offset.push((aS - cS) / 2);
-          const m = (aS + cS) / 2;
-          armHalf.push(Math.min(0.15 * armRef, m));
-          return Math.min((0.15 - 0.04 * f) * armRef, Math.max(0.07 * armRef, 1.3 * m));
+          m = (aS + cS) / 2;
+        } else {
+          offset.push(0);
+          const [a, c] = edges(instance);
+          m = Math.min(a ?? 0.15 * size, c ?? 0.15 * size);
         }
-        offset.push(0);
-        const a = edgeDistance(p, n, 0.3 * size, gap, instance, null, W, H);
-        const c = edgeDistance(p, [-n[0], -n[1]], 0.3 * size, gap, instance, null, W, H);
-        const m = Math.min(a ?? 0.15 * size, c ?? 0.15 * size);
         armHalf.push(Math.min(0.15 * armRef, m));
         return Math.min((0.15 - 0.04 * f) * armRef, Math.max(0.07 * armRef, 1.3 * m));
       });

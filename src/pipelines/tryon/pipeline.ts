@@ -32,6 +32,7 @@ import { layerParts, PART_ORDER, removeUncovered, shadeAndBlend, type GarmentLay
 import { productMask, productParts, type GarmentParts } from './garment.ts';
 import { clothingMask, wornParts } from './garment-worn.ts';
 import { bodyParts, shapesMask, type BodyParts, type Cuff, type PartName } from './parts.ts';
+import type { Shape } from '../../steps/person-instance.ts';
 import { tryonSpec } from './spec.ts';
 import { andNot, area, intersect, notAbove, union } from './masks.ts';
 import { warpPart } from './warp.ts';
@@ -88,7 +89,7 @@ function skinMask(image: RgbImage, skin: [number, number, number] | null, within
 /**
  * Bare skin of the forearms and hands (0/1): skin-coloured pixels of the instance near the arms
  * below the armpits (within 0.22 body sizes of the elbow -> wrist -> hand bones and the lower
- * upper arm), off the bare chest and shoulders (upperChest, shoulderCaps), connected to BlazePose's forearm and
+ * upper arm), off the bare chest and shoulders (notArms), connected to BlazePose's forearm and
  * hand capsules. The capsules alone follow the
  * landmarks, and where BlazePose puts an arm a little inside the torso (person-standing) the
  * torso covered the arm's outer half and the hands' edge. Not face or hair (protect).
@@ -104,7 +105,7 @@ function armSkin(image: RgbImage, skin: [number, number, number] | null, instanc
     [b[s].wrist, b[s].pinky],
   ];
   const near = (r: number) => shapesMask((['L', 'R'] as const).flatMap((s) => bones(s).map(([a, c]) => ({ a, b: c, r }))), W, H);
-  const band = andNot(intersect(near(0.22 * size), instance), protect, sleeved ? union(upperChest(b), shoulderCaps(b)) : upperChest(b));
+  const band = andNot(intersect(near(0.22 * size), instance), protect, shapesMask(notArms(b, sleeved), W, H));
   // Each arm's skin closed on its own box (one box over both arms spanned the torso between
   // them: most of this step's time).
   const r = Math.max(1, Math.round(0.01 * size));
@@ -120,28 +121,24 @@ function armSkin(image: RgbImage, skin: [number, number, number] | null, instanc
 }
 
 /**
- * The bare chest and shoulders' tops, which are no arm's: between the shoulder joints' columns
- * (inset by 0.08 body sizes) from a fifth of the shoulder width above their line down to a third
- * of the way to the hips. A strapless or tank top leaves them bare, and, connected to the bare
- * arms' skin, they were cut out of the new top with the arms: a T-shirt drawn as a tube top.
+ * Where bare skin is no arm's, as shapes. The bare chest and shoulders' tops: between the shoulder
+ * joints' columns (inset by 0.08 body sizes) from a fifth of the shoulder width above their line
+ * down to a third of the way to the hips. A strapless or tank top leaves them bare, and, connected
+ * to the bare arms' skin, they were cut out of the new top with the arms: a T-shirt drawn as a
+ * tube top. With `sleeved`, the shoulder caps too (the top 30% of each upper arm, 0.12 body sizes
+ * around it): under a garment with sleeves they are the torso's (parts.ts), and counted as the
+ * bare arm's skin they stayed bare between a T-shirt's torso and its sleeve (s5-top's upper arm
+ * 85% -> 93% covered). A sleeveless dress leaves them bare (taken as the torso's, its edge hung in
+ * tongues over s6-left's arm).
  */
-function upperChest(b: Body): Uint8Array {
+function notArms(b: Body, sleeved: boolean): Shape[] {
   const inset = 0.08 * b.size, lift = 0.2 * b.sw;
   const L = b.L.shoulder, R = b.R.shoulder;
   const at = (p: P, dAcross: number, dDown: number): P => [p[0] + b.across[0] * dAcross + b.down[0] * dDown, p[1] + b.across[1] * dAcross + b.down[1] * dDown];
   const depth = 0.33 * b.tl;
-  return shapesMask([{ poly: [at(L, inset, -lift), at(R, -inset, -lift), at(R, -inset, depth), at(L, inset, depth)] }], b.W, b.H);
-}
-
-/**
- * The shoulder caps (the top 30% of each upper arm, 0.12 body sizes around it): under a garment
- * with sleeves never an arm in front, but the torso's (parts.ts): counted as the bare arm's skin,
- * they stayed bare between a T-shirt's torso and its sleeve (s5-top's upper arm 85% -> 93%
- * covered). A sleeveless dress leaves them bare (taken as the torso's, its edge hung in tongues
- * over s6-left's arm).
- */
-function shoulderCaps(b: Body): Uint8Array {
-  return shapesMask((['L', 'R'] as const).map((s) => ({ a: b[s].shoulder, b: lerp(b[s].shoulder, b[s].elbow, 0.3), r: 0.12 * b.size })), b.W, b.H);
+  const chest: Shape = { poly: [at(L, inset, -lift), at(R, -inset, -lift), at(R, -inset, depth), at(L, inset, depth)] };
+  if (!sleeved) return [chest];
+  return [chest, ...(['L', 'R'] as const).map((s) => ({ a: b[s].shoulder, b: lerp(b[s].shoulder, b[s].elbow, 0.3), r: 0.12 * b.size }))];
 }
 
 /** The garment photo: a person wearing it when one is clearly there, else a product photo. */
