@@ -16,7 +16,7 @@ import { numberParam } from '../../models/params.ts';
 import type { StageTimer } from '../../domain/stage-timer.ts';
 import { bodyLandmarks, detectBodies, type BodyPose } from '../../steps/blazepose.ts';
 import { detectFaces, type Face } from '../../steps/face-detection.ts';
-import { CELEBAMASK_CLASSES, CLASS, parseFace } from '../../steps/face-parsing.ts';
+import { CELEBAMASK_CLASSES, CLASS, parseFace, parseFaceSoon, type FaceParse } from '../../steps/face-parsing.ts';
 import { close, componentsTouching, dilate, maskBox } from '../../imaging/morphology.ts';
 import { labAt, labOf } from '../../steps/color.ts';
 import { segmentPerson } from '../../steps/person-segmentation.ts';
@@ -56,6 +56,12 @@ export interface PersonAnalysis {
   instance: Uint8Array;
   /** Instance height over the photo's height. */
   heightFraction: number;
+  /**
+   * The target face's parse (BiSeNet), started as soon as the target is known: the parser runs in
+   * a model thread (the pipeline's modelThread) while the landmarks, the person mask and the
+   * instance are made here, and faceAndHair awaits it.
+   */
+  parse?: Promise<FaceParse>;
 }
 
 /** BlazePose mask level (0..255) where it is sure of its person. */
@@ -111,6 +117,7 @@ export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: St
   if (bi < 0) (fi = -1), (bi = targetBodyIndex(bodies, W));
   const face = faces[fi];
   if (bi < 0) return { ...none, face };
+  const parse = face ? (await parseFaceSoon(await ctx.session('parser'), image, face, parserParams(ctx), t)).parse : undefined;
   const landmarker = await ctx.session('body_landmarks');
   const L = P('landmark_size'), roiScale = P('roi_scale');
   const pose = await bodyLandmarks(landmarker, image, bodies[bi]!, L, roiScale, t);
@@ -199,7 +206,13 @@ export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: St
     for (let i = 0; i < head.length; i++) if (head[i]) instance[i] = 0;
   }
   const box = maskBox(instance, W, H);
-  return { image, body, pose, face, others, person, everyone, instance, heightFraction: box ? box.height / H : 0 };
+  return { image, body, pose, face, others, person, everyone, instance, heightFraction: box ? box.height / H : 0, parse };
+}
+
+/** The face parser's crop and size for this version. */
+function parserParams(ctx: PipelineContext) {
+  const P = (k: string) => numberParam(ctx.params, k, 'tryon');
+  return { parserSize: P('parser_size'), cropScale: P('parser_crop_scale'), featherPx: 0, resample: 'js' as const };
 }
 
 /**
@@ -208,9 +221,8 @@ export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: St
  * skin and hair of people beside her in its crop).
  */
 async function otherHead(ctx: PipelineContext, image: RgbImage, f: Face, t: StageTimer): Promise<Uint8Array> {
-  const P = (k: string) => numberParam(ctx.params, k, 'tryon');
   const { width: W, height: H } = image;
-  const parse = await parseFace(await ctx.session('parser'), image, f, { parserSize: P('parser_size'), cropScale: P('parser_crop_scale'), featherPx: 0, resample: 'js' }, t);
+  const parse = await parseFace(await ctx.session('parser'), image, f, parserParams(ctx), t);
   const keep = protectTable(ctx.params);
   keep[CLASS.neck] = keep[CLASS.neck_l] = 1;
   return t.time('instance', () => {
@@ -255,11 +267,10 @@ export async function cutTo3by4(p: PersonAnalysis): Promise<{ image: RgbImage; c
 
 /** Face, ears and hair of the target (never covered by the garment), 0/1 at full resolution; and the face's skin colour. */
 export async function faceAndHair(ctx: PipelineContext, p: PersonAnalysis, t: StageTimer): Promise<{ protect: Uint8Array; skin: [number, number, number] | null }> {
-  const P = (k: string) => numberParam(ctx.params, k, 'tryon');
   const { image, face } = p;
   const protect = new Uint8Array(image.width * image.height);
   if (!face) return { protect, skin: null };
-  const parse = await parseFace(await ctx.session('parser'), image, face, { parserSize: P('parser_size'), cropScale: P('parser_crop_scale'), featherPx: 0, resample: 'js' }, t);
+  const parse = await (p.parse ?? parseFace(await ctx.session('parser'), image, face, parserParams(ctx), t));
   const keep = protectTable(ctx.params);
   return t.time('postprocess', () => {
     // The labels are 0 outside the parser's crop: only its rows and columns are read (unless

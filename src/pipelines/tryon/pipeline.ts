@@ -2,7 +2,8 @@
 //   decode -> analysis (analysis.ts): [forced_cutting: crop/pad to 3:4 around the target] -> faces
 //   (BlazeFace) and bodies (BlazePose detector) -> the target (largest, most central face) -> its
 //   BlazePose Full landmarks, other people's skeletons -> Selfie mask around the target split into
-//   the target's instance -> face and hair (BiSeNet on the target face) -> refusals: no person,
+//   the target's instance -> face and hair (BiSeNet on the target face, started in a model thread
+//   as soon as the target is known, so it runs beside the landmarks and the instance) -> refusals: no person,
 //   person under 25% of the height, a needed body part out of frame
 //   -> garment (garment.ts, garment-worn.ts): a person wearing it (that person's instance without
 //   skin, face, hair) or a product photo (border background, colour distance, morphology); cut into
@@ -272,4 +273,4 @@ export const tryon = definePipeline(tryonSpec, async (ctx, input, files) => {
     predictMs: t.predictMs,
     notes: [`clothes type: ${type}`, `garment from: ${r.garment.source === 'person' ? 'a person wearing it' : 'a product photo'}`, `parts: ${r.warped.map((w) => w.name).join(', ')}`, input.forced_cutting ? `3:4 crop: ${JSON.stringify(r.crop)}` : 'no crop'],
   };
-});
+}, { modelThread: ['parser'] });
