@@ -140,6 +140,8 @@ export interface Cuff {
   dir: P;
   soft: number;
   reach: number;
+  /** The sleeve ends above the elbow: it lies along a straight upper arm (warp.ts warps it affinely). */
+  short: boolean;
 }
 
 /** The sleeve's coverage factor of pixel (x, y) at its cuff: 1 before the line, 0 past it, a ramp of `soft` pixels between. */
@@ -220,6 +222,14 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
   const clips: BodyParts['clips'] = {};
   const cuffs: BodyParts['cuffs'] = {};
   const hipRow = Math.min(b.L.hip[1], b.R.hip[1]);
+  // Arms in clothes are measured in body sizes counted at most 1.1 shoulder widths (a turned
+  // body's size comes from its torso length, far wider than its arms).
+  const armRef = Math.min(size, 1.1 * b.sw);
+  // A clothed arm's half-width: what the torso leaves out beside it, and the least a sleeve on it
+  // covers. Its inner edge cannot be measured where it lies against the clothed torso, and a
+  // sleeve measured by its outer edge alone (within 0.15 of armRef) left a strip of the old
+  // sleeve between it and the torso (s6-red-dress).
+  const clothedHalf = Math.min(0.14 * size, 0.2 * armRef);
   const hull = hullFill(grown, W, H, hipRow - 0.1 * b.tl);
 
   /** Torso-like strip from `top` along `dir` for `length`, edges measured on `allowed`. */
@@ -274,7 +284,7 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
     // The shoulder cap (the top quarter of the upper arm) is the torso's: the sleeve starts below
     // it, and cutting it out of both left the old clothing showing on top of the shoulder.
     const base = type === 'dresses' ? hull : grown;
-    const lowArms = shapesMask(clothed.map((s) => ({ a: lerp(b[s].shoulder, b[s].elbow, 0.3), b: b[s].elbow, r: 0.14 * size })), W, H);
+    const lowArms = shapesMask(clothed.map((s) => ({ a: lerp(b[s].shoulder, b[s].elbow, 0.3), b: b[s].elbow, r: clothedHalf })), W, H);
     clips.torso = andNot(base, arms, lowArms);
     for (const s of seen) {
       const l = lengths[`sleeve${s}`];
@@ -294,14 +304,13 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
       // A short sleeve (one that ends above the elbow) ends on the upper arm at 40-70% of it from
       // the shoulder (a garment's sleeve scaled from the product photo can end at the armpit or
       // on the elbow); a long one at the wrist, never on the hand (the hands stay in front).
-      if (cut < 0.9 * upper) cut = Math.min(0.7 * upper, Math.max(0.4 * upper, cut));
+      const short = cut < 0.9 * upper;
+      if (short) cut = Math.min(0.7 * upper, Math.max(0.4 * upper, cut));
       cut = Math.min(cut, full - 0.02 * size);
       const length = Math.max(0.05 * size, (cut - start) / 0.9);
       // Half-widths from the arm itself (the nearer edge across the arm's axis: the other side may
-      // run on into the torso), a loose sleeve's 1.3x, within 0.07-0.15 of the body size counted
-      // at most 1.1 shoulder widths (a turned body's size comes from its torso length, far wider
-      // than its arms; the walk may also run on into a neighbour).
-      const armRef = Math.min(size, 1.1 * b.sw);
+      // run on into the torso), a loose sleeve's 1.3x, within 0.07-0.15 of armRef (the walk may
+      // also run on into a neighbour); on a clothed arm at least clothedHalf.
       const armHalf: number[] = [];
       const offset: number[] = [];
       const half = LIMB_STATIONS.map((f) => {
@@ -323,7 +332,8 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
           m = Math.min(a ?? 0.15 * size, c ?? 0.15 * size);
         }
         armHalf.push(Math.min(0.15 * armRef, m));
-        return Math.min((0.15 - 0.04 * f) * armRef, Math.max(0.07 * armRef, 1.3 * m));
+        const h = Math.min((0.15 - 0.04 * f) * armRef, Math.max(0.07 * armRef, 1.3 * m));
+        return clothed.includes(s) ? Math.max(h, clothedHalf) : h;
       });
       strips[`sleeve${s}`] = limbStrip(chain, start, length, half, offset);
       const { p: at, d: dir } = alongPolyline(chain, cut);
@@ -344,7 +354,7 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
         acc += seg;
       }
       for (let i = 1; i < pts.length; i++) caps.push({ a: pts[i - 1]!, b: pts[i]!, r: i === 1 ? rArm : Math.max(rArm * 0.85, cuffHalf) });
-      const cuff: Cuff = { at, dir: unit(dir), soft, reach: 1.5 * Math.max(rArm, cuffHalf) + soft };
+      const cuff: Cuff = { at, dir: unit(dir), soft, reach: 1.5 * Math.max(rArm, cuffHalf) + soft, short };
       cuffs[`sleeve${s}`] = cuff;
       // Never above the shoulder line (the torso part makes the shoulder's outline).
       const clip = belowLine(intersect(shapesMask(caps, W, H), grown), W, H, b[s].shoulder, down, -0.02 * size);

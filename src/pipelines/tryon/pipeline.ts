@@ -197,7 +197,12 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
     if (!from || !to || !clip || !mask) continue;
     const region = maskBox(clip, W, H);
     if (!region) continue;
-    warped.push({ name, ...(await t.infer('warp', () => warpPart(warp, source, mask, from, to, region))), clip, cuff: parts.cuffs[name] });
+    // A sleeve's outline is its clip's (the arm below the shoulder, cut at the cuff): it samples
+    // the whole garment, so where the clip reaches past the product photo's sleeve (its slanted
+    // armhole, its edge) the shoulder's cloth runs on instead of the old clothing showing.
+    const cuff = parts.cuffs[name];
+    const partMask = cuff ? garment.mask : mask;
+    warped.push({ name, ...(await t.infer('warp', () => warpPart(warp, source, partMask, from, to, region, { affine: cuff?.short }))), clip, cuff });
   }
 
   // Compose: face, hair and hands in front; old clothing removed where uncovered; the photo's light.

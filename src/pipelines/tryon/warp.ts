@@ -18,6 +18,9 @@ import type { Strip } from './parts.ts';
 
 const points = (s: Strip): P[] => [...s.centre, ...s.left, ...s.right];
 
+/** The spline's regularization for an affine warp (normalized coordinates: the kernel's weights come out near 0). */
+const AFFINE = 100;
+
 /** The warp graph's source tensor per garment picture (RGB planes, then the current part's mask). */
 const SOURCES = new WeakMap<RgbImage, Float32Array>();
 
@@ -28,13 +31,17 @@ const SOURCES = new WeakMap<RgbImage, Float32Array>();
  * most of a 1 MP photo's warp time went to pixels that sample nothing). The spline is still
  * solved and evaluated in the clip box's own coordinates, so every pixel kept gets the same value.
  */
-export async function warpPart(warp: ModelSession, garment: RgbImage, partMask: Uint8Array, from: Strip, to: Strip, region: Region): Promise<{ warped: Float32Array; region: Region }> {
+export async function warpPart(warp: ModelSession, garment: RgbImage, partMask: Uint8Array, from: Strip, to: Strip, region: Region, opts: { affine?: boolean } = {}): Promise<{ warped: Float32Array; region: Region }> {
   const { x: rx0, y: ry0, width: rw, height: rh } = region;
   const g = garment;
   const tn = (p: P): P => [(2 * (p[0] - rx0)) / rw - 1, (2 * (p[1] - ry0)) / rh - 1];
   const gn = (p: P): P => [(2 * (p[0] + 0.5)) / g.width - 1, (2 * (p[1] + 0.5)) / g.height - 1];
   const ctrl = points(to).map(tn);
-  const tps = solveTps(ctrl, points(from).map(gn));
+  // `affine`: a regularization that leaves the spline's affine part, the least-squares fit
+  // through the pairs. A short sleeve's garment strip is a trapezoid (its root is the slanted
+  // armhole's width, wider than the rest) and its body strip nearly a rectangle: the spline bent
+  // the sleeve's stripes into arches and hooks; along a straight upper arm there is nothing to bend.
+  const tps = solveTps(ctrl, points(from).map(gn), opts.affine ? AFFINE : 1e-3);
   const gn2 = g.width * g.height;
   // The garment's RGB planes are the same for every part: made once per garment picture, and only
   // the mask plane is written per part (the parts are warped one after another).
