@@ -125,13 +125,15 @@ describe('model thread', () => {
     await cache.releaseAll();
   });
 
-  it("runs in a model thread just the graphs a pipeline overlaps: the hairstyle's person mask and BiSeNet", async () => {
+  it("runs in a model thread just the graphs a pipeline overlaps: the hairstyle's person mask and BiSeNet, the try-on's BiSeNet", async () => {
     const inThread = modelThreadGraphs(registry);
     const hair = registry.byName('hairstyle-bisenet')!.id;
     expect(inThread(hair, 'parser')).toBe(true);
     expect(inThread(hair, 'segmenter')).toBe(true);
     expect(inThread(hair, 'landmarks')).toBe(false);
-    expect(inThread(registry.byName('tryon-classic')!.id, 'parser')).toBe(false);
+    // The try-on parses the target's face while its landmarks and instance are made.
+    expect(inThread(registry.byName('tryon-classic')!.id, 'parser')).toBe(true);
+    expect(inThread(registry.byName('tryon-classic')!.id, 'segmenter')).toBe(false);
     expect(inThread(registry.byName('face-parsing-bisenet')!.id, 'parser')).toBe(false);
     // Through a session cache: the hairstyle's BiSeNet leaves the caller's loop running.
     const cache = new SessionCache(registry, { ...opts, warn: () => {}, modelThread: inThread });
