@@ -15,7 +15,7 @@ import { SessionCache } from '../src/models/sessions.ts';
 import { hairstyle } from '../src/pipelines/hairstyle/pipeline.ts';
 import { benchSessionOptions, stats } from './bench-setup.ts';
 import { hairPhoto } from './lib/dev-photos.ts';
-import { modelThreadGraphs } from '../src/pipelines/index.ts';
+import { modelThreadGraphs, modelThreadSpareGraphs } from '../src/pipelines/index.ts';
 
 const { median } = stats;
 const RUNS = 5;
@@ -36,7 +36,7 @@ const cases = [
 ];
 for (const { name, photo, what, outputs } of cases) {
   const v = registry.byName(name)!;
-  const sessions = new SessionCache(registry, { ...sessionOptions, modelThread: modelThreadGraphs(registry) });
+  const sessions = new SessionCache(registry, { ...sessionOptions, modelThread: modelThreadGraphs(registry), modelThreadSpare: modelThreadSpareGraphs(registry) });
   const ctx = { params: v.manifest.params, session: (g: string) => sessions.get(v.id, g), maxPixels: 4e7 };
   const input = { image_files: ['http://bench/a.png'], hair_color: 'blonde', hairstyle: 'Long Wave', num_outputs: outputs };
   await hairstyle.run(ctx, input, { image_files: [photo] }); // warm-up: sessions load

@@ -42,3 +42,11 @@ export function modelThreadGraphs(registry: Registry): (version: VersionId, grap
     return pipeline !== undefined && (PIPELINES[pipeline]?.modelThread?.includes(graph) ?? false);
   };
 }
+
+/** Which model-thread graphs take a spare core (SessionCacheOptions.modelThreadSpare): those of pipelines whose runner says so. */
+export function modelThreadSpareGraphs(registry: Registry): (version: VersionId, graph: string) => boolean {
+  return (version) => {
+    const pipeline = registry.get(version)?.manifest.pipeline;
+    return pipeline !== undefined && (PIPELINES[pipeline]?.modelThreadSpare ?? false);
+  };
+}

@@ -49,6 +49,11 @@ export interface PipelineRunner {
    * models one after another, was up to 35% slower with all of them in a model thread).
    */
   readonly modelThread?: readonly string[];
+  /**
+   * The pipeline mostly waits for its model-thread graphs (its own work ends before theirs): they
+   * take one intra-op thread more (SessionCacheOptions.modelThreadSpare).
+   */
+  readonly modelThreadSpare?: boolean;
   run(ctx: PipelineContext, input: Record<string, unknown>, files: PipelineFiles): Promise<PipelineResult>;
 }
 
@@ -59,11 +64,12 @@ export interface PipelineRunner {
 export function definePipeline<I extends Record<string, unknown>, F extends string>(
   spec: PipelineSpec<I, F>,
   run: (ctx: PipelineContext, input: I, files: PipelineFiles<F>) => Promise<PipelineResult>,
-  opts: { modelThread?: readonly string[] } = {},
+  opts: { modelThread?: readonly string[]; modelThreadSpare?: boolean } = {},
 ): PipelineRunner {
   return {
     spec: spec as unknown as PipelineSpec,
     modelThread: opts.modelThread,
+    modelThreadSpare: opts.modelThreadSpare,
     async run(ctx, raw, files) {
       // Input written by another front (queue contract) reaches here unchecked by the API: a bad
       // one is the caller's error, not a bug of the pipeline.

@@ -9,7 +9,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { SessionCache } from '../models/sessions.ts';
 import { loadRegistry } from '../models/registry.ts';
-import { PIPELINES, checkPipelineTables, modelThreadGraphs } from '../pipelines/index.ts';
+import { PIPELINES, checkPipelineTables, modelThreadGraphs, modelThreadSpareGraphs } from '../pipelines/index.ts';
 import { configureSharp } from '../imaging/image.ts';
 import { AppError, toAppError } from '../errors/codes.ts';
 import type { VersionId } from '../domain/version-id.ts';
@@ -27,6 +27,7 @@ const sessions = new SessionCache(registry, {
   budgetBytes: init.modelMemoryBytes ?? 0,
   batching: (init.tasksPerThread ?? 1) > 1,
   modelThread: modelThreadGraphs(registry),
+  modelThreadSpare: modelThreadSpareGraphs(registry),
 });
 
 // Load the configured versions before taking requests, and say so (the worker reports ready then).

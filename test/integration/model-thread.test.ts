@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createSession, ModelThread, type ModelSession } from '../../src/models/onnx.ts';
 import { loadRegistry } from '../../src/models/registry.ts';
 import { SessionCache } from '../../src/models/sessions.ts';
-import { modelThreadGraphs } from '../../src/pipelines/index.ts';
+import { modelThreadGraphs, modelThreadSpareGraphs } from '../../src/pipelines/index.ts';
 import { RUN_MS, stageTimer } from '../../src/domain/stage-timer.ts';
 
 const registry = loadRegistry(path.resolve('models'));
@@ -134,6 +134,11 @@ describe('model thread', () => {
     // The try-on parses the target's face while its landmarks and instance are made.
     expect(inThread(registry.byName('tryon-classic')!.id, 'parser')).toBe(true);
     expect(inThread(registry.byName('tryon-classic')!.id, 'segmenter')).toBe(false);
+    // The hairstyle waits for its model thread (its drawing ends first): those sessions take a
+    // spare core; the try-on's parse overlaps work that does not wait.
+    const spare = modelThreadSpareGraphs(registry);
+    expect(spare(hair, 'parser')).toBe(true);
+    expect(spare(registry.byName('tryon-classic')!.id, 'parser')).toBe(false);
     expect(inThread(registry.byName('face-parsing-bisenet')!.id, 'parser')).toBe(false);
     // Through a session cache: the hairstyle's BiSeNet leaves the caller's loop running.
     const cache = new SessionCache(registry, { ...opts, warn: () => {}, modelThread: inThread });

@@ -68,5 +68,6 @@ export const hairstyle = definePipeline(hairstyleSpec, async (ctx, input, files)
     }),
   );
   return { files: outFiles, stages: t.stages, predictMs: t.predictMs, notes: [...notes, `style: ${input.hairstyle}, colour: ${input.hair_color}, outputs: ${input.num_outputs}`] };
-  // The person mask and BiSeNet run while the first picture's hair is drawn.
-}, { modelThread: ['parser', 'segmenter'] });
+  // The person mask and BiSeNet run while the first picture's hair is drawn; the drawing ends
+  // first, and they take the core it leaves.
+}, { modelThread: ['parser', 'segmenter'], modelThreadSpare: true });
