@@ -78,6 +78,8 @@ interface Figures {
   shoulders: number;
   /** upper_body: coverage of the upper arms where a short sleeve sits (upperArms; printed only). */
   arms: number;
+  /** upper_body: coverage of the neck above a collar (neckZone); NaN for the other types or where the zone is empty. */
+  neck: number;
 }
 const figures = new Map<string, Figures>();
 
@@ -193,7 +195,9 @@ function targetRegion(p: Photo, type: ClothesType, visible = true): Uint8Array {
  * The top of the torso, which targetRegion leaves out: from a tenth of the shoulder width above the
  * reference's shoulder joints (the shoulders' tops; MoveNet's shoulder points are the joints'
  * centres) to 15% of the way to the hips, on the person, off the face and what stays in front
- * (hair, arms). A top whose neckline sits at the joints' line (a tube top) leaves it bare.
+ * (hair, arms), and off the neck: above the joints' line, 0.3 of the reference face box's width
+ * either side of their midpoint (a crew neck's collar sits at the neck's base and leaves the neck
+ * bare). A top whose neckline sits at the joints' line (a tube top) leaves it bare.
  */
 function shoulderBand(p: Photo): Uint8Array {
   const k = p.body.keypoints;
@@ -204,6 +208,33 @@ function shoulderBand(p: Photo): Uint8Array {
   const tl = Math.hypot(mH[0] - mS[0], mH[1] - mS[1]);
   const up: P = [((mS[0] - mH[0]) / tl) * 0.1 * sw, ((mS[1] - mH[1]) / tl) * 0.1 * sw];
   const region = polygonMask([[sL[0] + up[0], sL[1] + up[1]], [sR[0] + up[0], sR[1] + up[1]], lerp(sR, hR, 0.15), lerp(sL, hL, 0.15)], p.image.width, p.image.height);
+  const across: P = [(sR[0] - sL[0]) / sw, (sR[1] - sL[1]) / sw], half = 0.3 * p.box.width;
+  const nL: P = [mS[0] - across[0] * half, mS[1] - across[1] * half], nR: P = [mS[0] + across[0] * half, mS[1] + across[1] * half];
+  const neck = polygonMask([[nL[0] + 2 * up[0], nL[1] + 2 * up[1]], [nR[0] + 2 * up[0], nR[1] + 2 * up[1]], nR, nL], p.image.width, p.image.height);
+  for (let i = 0; i < region.length; i++) if (p.body.person[i]! <= 127 || p.face[i] || p.front[i] || neck[i]) region[i] = 0;
+  return region;
+}
+
+/**
+ * The neck above a crew neck's collar: between the reference face box's bottom (the chin) and a
+ * fifth of the shoulder width above the reference's shoulder joints' line, 0.25 of the face box's
+ * width either side of their midpoint, on the person, off the face and what stays in front. A top
+ * whose neckline was warped up the neck covered it to the chin.
+ */
+function neckZone(p: Photo): Uint8Array {
+  const k = p.body.keypoints;
+  const pt = (n: string): P => [k[n]!.x, k[n]!.y];
+  const [sL, sR] = [pt('right_shoulder'), pt('left_shoulder')];
+  const sw = Math.hypot(sR[0] - sL[0], sR[1] - sL[1]);
+  const mS = lerp(sL, sR, 0.5);
+  const across: P = [(sR[0] - sL[0]) / sw, (sR[1] - sL[1]) / sw];
+  const up: P = [across[1], -across[0]];
+  const half = 0.25 * p.box.width, chin = p.box.y + p.box.height;
+  // From 0.2 shoulder widths above the joints' line up to the chin's height along `up`.
+  const rise = Math.max(0, (mS[1] - chin) / Math.max(0.2, -up[1]));
+  const at = (a: number, u: number): P => [mS[0] + across[0] * a + up[0] * u, mS[1] + across[1] * a + up[1] * u];
+  if (rise <= 0.2 * sw) return new Uint8Array(p.image.width * p.image.height);
+  const region = polygonMask([at(-half, rise), at(half, rise), at(half, 0.2 * sw), at(-half, 0.2 * sw)], p.image.width, p.image.height);
   for (let i = 0; i < region.length; i++) if (p.body.person[i]! <= 127 || p.face[i] || p.front[i]) region[i] = 0;
   return region;
 }
@@ -341,6 +372,7 @@ beforeAll(async () => {
       coveredAll: coverage(targetRegion(p, type, false)),
       shoulders: type === 'upper_body' ? coverage(shoulderBand(p)) : NaN,
       arms: type === 'upper_body' ? coverage(upperArms(p)) : NaN,
+      neck: type === 'upper_body' ? coverage(neckZone(p)) : NaN,
       hueDelta: Math.abs(((oHue - gHue + 540) % 360) - 180),
       faceMad: mad(out, p.image, (i) => p.face[i] === 1).mad,
       // The hands: skin within the wrist discs (a disc alone reaches past a hand held against the
@@ -349,7 +381,7 @@ beforeAll(async () => {
     });
   }
   const pct = (v: number) => `${(100 * v).toFixed(1)}%`;
-  console.log(['photo type garment: changed away from target | garment off body | region covered (visible part; whole region) | shoulder tops covered | upper arms covered | hue delta | face MAD | hands MAD', ...[...figures].map(([k, f]) => `${k}: ${pct(f.changedAway)} | ${pct(f.offBody)} | ${pct(f.covered)} (${pct(f.coveredAll)}) | ${Number.isNaN(f.shoulders) ? '-' : pct(f.shoulders)} | ${Number.isNaN(f.arms) ? '-' : pct(f.arms)} | ${f.hueDelta.toFixed(1)} deg | ${f.faceMad.toFixed(2)} | ${f.handsMad.toFixed(2)}`)].join('\n'));
+  console.log(['photo type garment: changed away from target | garment off body | region covered (visible part; whole region) | shoulder tops covered | upper arms covered | neck covered | hue delta | face MAD | hands MAD', ...[...figures].map(([k, f]) => `${k}: ${pct(f.changedAway)} | ${pct(f.offBody)} | ${pct(f.covered)} (${pct(f.coveredAll)}) | ${Number.isNaN(f.shoulders) ? '-' : pct(f.shoulders)} | ${Number.isNaN(f.arms) ? '-' : pct(f.arms)} | ${Number.isNaN(f.neck) ? '-' : pct(f.neck)} | ${f.hueDelta.toFixed(1)} deg | ${f.faceMad.toFixed(2)} | ${f.handsMad.toFixed(2)}`)].join('\n'));
 }, 400_000);
 
 /**
@@ -389,7 +421,9 @@ beforeAll(async () => {
  * target rule.)
  */
 const KNOWN: Record<string, string[]> = {
-  'group-four upper_body tshirt': ['covered'],
+  // Her neck zone lies on her chest too: MoveNet's shoulders there belong to the same joined
+  // skeleton (32.7% "covered"; her neck is bare on the picture).
+  'group-four upper_body tshirt': ['covered', 'neck'],
   's5-red-top upper_body tshirt': ['away', 'off', 'covered', 'shoulders'],
   's6-stripes upper_body tshirt': ['shoulders'],
   's5-navy upper_body tshirt': ['covered'],
@@ -410,6 +444,9 @@ describe.each(CASES.map(([n, t, g]) => `${n} ${t} ${g.name}`))('try-on %s', (key
   if (key.includes(' upper_body ')) {
     it("3. covers at least 55% of the shoulders' tops (a neckline under the chin, not a tube top)", 'shoulders', () => {
       expect(f().shoulders).toBeGreaterThanOrEqual(0.55);
+    });
+    it('3. leaves the neck above the collar bare (under 10% of it covered)', 'neck', () => {
+      expect(Number.isNaN(f().neck) || f().neck < 0.1).toBe(true);
     });
   }
   it("6. keeps the garment's mean hue within 10 degrees", 'hue', () => {

@@ -17,6 +17,7 @@ import type { StageTimer } from '../../domain/stage-timer.ts';
 import { bodyLandmarks, detectBodies, type BodyPose } from '../../steps/blazepose.ts';
 import { detectFaces, type Face } from '../../steps/face-detection.ts';
 import { CELEBAMASK_CLASSES, CLASS, parseFace, parseFaceSoon, type FaceParse } from '../../steps/face-parsing.ts';
+import { boxBlur } from '../../imaging/blur.ts';
 import { close, componentsTouching, dilate, maskBox } from '../../imaging/morphology.ts';
 import { labAt, labOf } from '../../steps/color.ts';
 import { segmentPerson } from '../../steps/person-segmentation.ts';
@@ -277,7 +278,8 @@ export async function faceAndHair(ctx: PipelineContext, p: PersonAnalysis, t: St
     // class 0 is one to protect).
     const c = parse.crop, W = image.width, H = image.height;
     const box = keep[0] ? { x0: 0, y0: 0, x1: W, y1: H } : { x0: Math.max(0, Math.floor(c.x)), y0: Math.max(0, Math.floor(c.y)), x1: Math.min(W, Math.ceil(c.x + c.size)), y1: Math.min(H, Math.ceil(c.y + c.size)) };
-    const skin = protectAndSkin(parse.labels, keep, image.data, protect, W, box, grownBox(face.box, FACE_SKIN_REACH, W, H));
+    const skin = protectAndSkin(parse.labels, keep, image.data, protect, W, box, grownOval(face.box, FACE_SKIN_REACH));
+    roundSteps(protect, W, H, box, Math.max(1, Math.round(0.6 * (c.size / parse.size))));
     extendHair(image, p.instance, parse.labels, parse.crop, Math.max(face.box.width, face.box.height), skin, protect);
     // Pinholes and slits between strands (the parser's and the colour test's misses) closed: the
     // garment showed through them as a lace of its stripes in the hair's tips.
@@ -286,10 +288,24 @@ export async function faceAndHair(ctx: PipelineContext, p: PersonAnalysis, t: St
 }
 
 /**
- * Sets `protect` where the label is one of `keep` (a table by class id), within `box` (x1, y1
- * exclusive), the skin class only within `faceBox`; the median colour of the skin class (over
- * the whole box) when over 50 pixels.
+ * The parser's labels are placed at full resolution pixel for pixel (nearest): an edge of the
+ * protected face and hair runs in steps of its pixel size (3-4 photo pixels), and the garment's
+ * neckline, cut along it, was a staircase. Each pixel of `box` (grown by r) takes the majority of
+ * its (2r + 1)^2 window, which rounds the steps into the contour they stand for; in place.
  */
+function roundSteps(mask: Uint8Array, W: number, H: number, box: { x0: number; y0: number; x1: number; y1: number }, r: number): void {
+  const x0 = Math.max(0, box.x0 - 2 * r), y0 = Math.max(0, box.y0 - 2 * r), x1 = Math.min(W, box.x1 + 2 * r), y1 = Math.min(H, box.y1 + 2 * r);
+  const w = x1 - x0, h = y1 - y0;
+  if (w <= 0 || h <= 0) return;
+  const crop = new Float32Array(w * h);
+  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) crop[y * w + x] = mask[(y + y0) * W + x + x0]!;
+  const mean = boxBlur(crop, w, h, r);
+  // Only the box grown by r is rewritten: its windows lie within the crop (or the photo's edge).
+  for (let y = Math.max(y0, box.y0 - r); y < Math.min(y1, box.y1 + r); y++) {
+    for (let x = Math.max(x0, box.x0 - r); x < Math.min(x1, box.x1 + r); x++) mask[y * W + x] = mean[(y - y0) * w + x - x0]! >= 0.5 ? 1 : 0;
+  }
+}
+
 /**
  * The parser's skin class is the face's, but next to the face it takes bare skin too: s6-stripes
  * rests her chin on her raised shoulder, and its skin, protected as face, kept the new top off
@@ -298,12 +314,29 @@ export async function faceAndHair(ctx: PipelineContext, p: PersonAnalysis, t: St
  */
 const FACE_SKIN_REACH = 0.2;
 
-/** A face box grown by k of its size on each side, as pixel bounds (x1, y1 exclusive) within W x H. */
-function grownBox(b: { x: number; y: number; width: number; height: number }, k: number, W: number, H: number) {
-  return { x0: Math.max(0, Math.floor(b.x - k * b.width)), y0: Math.max(0, Math.floor(b.y - k * b.height)), x1: Math.min(W, Math.ceil(b.x + (1 + k) * b.width)), y1: Math.min(H, Math.ceil(b.y + (1 + k) * b.height)) };
+/** The ellipse in a face box grown by k of its size on each side. */
+interface Oval {
+  cx: number;
+  cy: number;
+  rx: number;
+  ry: number;
 }
 
-function protectAndSkin(labels: Uint8Array, keep: Uint8Array, data: Uint8Array, protect: Uint8Array, W: number, box: { x0: number; y0: number; x1: number; y1: number }, faceBox: { x0: number; y0: number; x1: number; y1: number }): [number, number, number] | null {
+/**
+ * The face's oval: the ellipse in its box grown by k of its size on each side. The box itself (as
+ * before stop 30) cut the protected skin along its sides and bottom, and the garment's neckline,
+ * which follows what is protected, stepped around the neck in right angles.
+ */
+function grownOval(b: { x: number; y: number; width: number; height: number }, k: number): Oval {
+  return { cx: b.x + b.width / 2, cy: b.y + b.height / 2, rx: (0.5 + k) * b.width, ry: (0.5 + k) * b.height };
+}
+
+/**
+ * Sets `protect` where the label is one of `keep` (a table by class id), within `box` (x1, y1
+ * exclusive), the skin class only within the face's `oval`; the median colour of the skin class
+ * (over the whole box) when over 50 pixels.
+ */
+function protectAndSkin(labels: Uint8Array, keep: Uint8Array, data: Uint8Array, protect: Uint8Array, W: number, box: { x0: number; y0: number; x1: number; y1: number }, oval: Oval): [number, number, number] | null {
   // Per-channel histograms of the skin: its median, not its mean. The parser's skin reaches a
   // pixel or two into the hair, brows and background at its edges (more at a coarser parser
   // size), and the mean drifted with them: at 256 px the arms of person-standing fell outside
@@ -313,7 +346,7 @@ function protectAndSkin(labels: Uint8Array, keep: Uint8Array, data: Uint8Array, 
   for (let y = box.y0; y < box.y1; y++) {
     for (let i = y * W + box.x0; i < y * W + box.x1; i++) {
       const l = labels[i]!;
-      if (keep[l] && (l !== CLASS.skin || (y >= faceBox.y0 && y < faceBox.y1 && i - y * W >= faceBox.x0 && i - y * W < faceBox.x1))) protect[i] = 1;
+      if (keep[l] && (l !== CLASS.skin || ((i - y * W + 0.5 - oval.cx) / oval.rx) ** 2 + ((y + 0.5 - oval.cy) / oval.ry) ** 2 <= 1)) protect[i] = 1;
       if (l === CLASS.skin) (hist[data[3 * i]!]! += 1), (hist[256 + data[3 * i + 1]!]! += 1), (hist[512 + data[3 * i + 2]!]! += 1), n++;
     }
   }
