@@ -10,9 +10,10 @@
 //   parts (torso, sleeves; pelvis and legs, or a skirt), each a strip of stations
 //   -> body parts (parts.ts): the same strips on the target (torso edges measured on the instance,
 //   sleeves along the arms, legs along the legs) and each part's clip; bare forearms and hands
-//   (their skin, connected to BlazePose's capsules: armSkin) cut out of the torso, skirt and legs
+//   (their skin, connected to BlazePose's capsules: armSkin) cut out of the torso, skirt and legs;
+//   the neck above a collar cut out of the torso (cutCollar)
 //   -> warp (warp.ts): per part, a thin-plate spline through the strip pairs evaluated with
-//   GridSample in the tps-warp graph over the part's clip box
+//   GridSample in the tps-warp graph over the part's clip box (a short sleeve: its affine part)
 //   -> compose (compose.ts): parts layered under face, hair and hands, forearms in front of the
 //   torso, anti-aliased; uncovered old clothing in the garment's body band patch-filled; shading
 //   from the photo -> encode.
@@ -28,11 +29,11 @@ import { labAt, srgbToLab } from '../../steps/color.ts';
 import { jsonFile, maskFile, pictureFile } from '../output.ts';
 import { definePipeline, type PipelineContext } from '../types.ts';
 import { analyzePerson, cutTo3by4, faceAndHair, type PersonAnalysis } from './analysis.ts';
-import { add, checkBody, lerp, type Body, type P } from './body.ts';
+import { checkBody, lerp, type Body, type P } from './body.ts';
 import { layerParts, PART_ORDER, removeUncovered, shadeAndBlend, type GarmentLayer } from './compose.ts';
 import { productMask, productParts, type GarmentParts } from './garment.ts';
 import { clothingMask, wornParts } from './garment-worn.ts';
-import { bodyParts, shapesMask, type BodyParts, type Cuff, type PartName } from './parts.ts';
+import { bodyParts, cutCollar, shapesMask, type BodyParts, type Cuff, type PartName } from './parts.ts';
 import type { Shape } from '../../steps/person-instance.ts';
 import { tryonSpec } from './spec.ts';
 import { andNot, area, intersect, notAbove, union } from './masks.ts';
@@ -142,30 +143,6 @@ function notArms(b: Body, sleeved: boolean): Shape[] {
   return [chest, ...(['L', 'R'] as const).map((s) => ({ a: b[s].shoulder, b: lerp(b[s].shoulder, b[s].elbow, 0.3), r: 0.12 * b.size }))];
 }
 
-/**
- * A top's collar sits at the neck's base: the torso never covers the neck above a line 0.1 face
- * widths above the shoulder joints, a column 0.3 face widths either side of the body's middle whose
- * bottom is rounded into a U over its last 0.15 face widths. The torso's top is lifted to the
- * shoulders' tops, and the product photo's neckline, warped with it, reached up the neck to the
- * chin (s6-green-dress: 13.9% of the neck above the collar covered, a block of the new top under
- * her chin). In place.
- */
-function cutCollar(clip: Uint8Array, b: Body, faceWidth: number): void {
-  const half = 0.3 * faceWidth, round = 0.5 * half;
-  const m = add(b.neck, b.down, -0.1 * faceWidth);
-  for (let y = 0, i = 0; y < b.H; y++) {
-    for (let x = 0; x < b.W; x++, i++) {
-      if (!clip[i]) continue;
-      const px = x + 0.5 - m[0], py = y + 0.5 - m[1];
-      const dy = px * b.down[0] + py * b.down[1];
-      if (dy >= 0) continue;
-      const dx = Math.abs(px * b.across[0] + py * b.across[1]);
-      const t = Math.max(0, dy + round) / round;
-      if (dx <= half * Math.sqrt(Math.max(0, 1 - t * t))) clip[i] = 0;
-    }
-  }
-}
-
 /** The garment photo: a person wearing it when one is clearly there, else a product photo. */
 async function analyzeGarment(ctx: PipelineContext, image: RgbImage, type: ClothesType, t: StageTimer): Promise<TryonRender['garment']> {
   const g = await analyzePerson(ctx, image, t, { faceRequired: true });
@@ -209,7 +186,8 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
   const sleeved = !!(lengths.sleeveL || lengths.sleeveR);
   const parts = await t.time('body', () => bodyParts(body, instance, type, lengths, g.skirt, armSkin(image, skin, instance, protect, body, sleeved), protect));
 
-  if (parts.clips.torso && person.face) cutCollar(parts.clips.torso, body, person.face.box.width);
+  const { torso } = parts.clips, faceBox = person.face?.box;
+  if (torso && faceBox) await t.time('body', () => cutCollar(torso, body, faceBox.width));
 
   // Warp each part the garment and the body both have. The warp samples the garment bilinearly
   // and stretches it where the body is wider than the garment (a hip below a T-shirt's hem): its
