@@ -402,10 +402,12 @@ beforeAll(async () => {
  * the jumpsuit's body, all "off" and "away". Her coverage fails on the reference, not the garment:
  * MoveNet on the crop around her face joins her shoulders to the green-dress neighbour's hips, so
  * the reference torso is a slanted band mostly over the neighbour (the T-shirt covers her torso
- * from the shoulders to the hips on the debug sheet). Spill: on s5-red-top the garment reaches 4.5% outside the
+ * from the shoulders to the hips on the debug sheet). Spill: on s5-red-top the garment reached 4.5% outside the
  * reference body (BlazePose puts her image-left shoulder on her face and her hidden arm across the
  * neighbour's dress, whose pixels the instance then takes; since stop 22 a shoulder on the face is
- * moved below it). Hands: the garment's edge or the fill touched MoveNet's wrist discs on
+ * moved below it); 5.6% at stop 29, 0.7% since stop 30 ends the parts 3 garment pixels inside the
+ * product photo's outline (its stroke had been warped out past the body's edge), though 2.3% of
+ * the pixels away from her still change ('away'). Hands: the garment's edge or the fill touched MoveNet's wrist discs on
  * person-standing, its mirror (MAD 10-14) and s5-red-top (86) until stop 22 kept the bare
  * forearms' and hands' skin in front and the shoulder off the face: 0.0-2.1.
  * Shoulders' tops (stop 29: a top's shoulder line lifted from BlazePose's joints to the
@@ -424,7 +426,7 @@ const KNOWN: Record<string, string[]> = {
   // Her neck zone lies on her chest too: MoveNet's shoulders there belong to the same joined
   // skeleton (32.7% "covered"; her neck is bare on the picture).
   'group-four upper_body tshirt': ['covered', 'neck'],
-  's5-red-top upper_body tshirt': ['away', 'off', 'covered', 'shoulders'],
+  's5-red-top upper_body tshirt': ['away', 'covered', 'shoulders'],
   's6-stripes upper_body tshirt': ['shoulders'],
   's5-navy upper_body tshirt': ['covered'],
 };

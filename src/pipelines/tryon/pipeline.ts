@@ -143,6 +143,9 @@ function notArms(b: Body, sleeved: boolean): Shape[] {
   return [chest, ...(['L', 'R'] as const).map((s) => ({ a: b[s].shoulder, b: lerp(b[s].shoulder, b[s].elbow, 0.3), r: 0.12 * b.size }))];
 }
 
+/** Garment photo pixels inside its outline where the parts end (see the warp in renderTryon). */
+const GARMENT_EDGE = 3;
+
 /** The garment photo: a person wearing it when one is clearly there, else a product photo. */
 async function analyzeGarment(ctx: PipelineContext, image: RgbImage, type: ClothesType, t: StageTimer): Promise<TryonRender['garment']> {
   const g = await analyzePerson(ctx, image, t, { faceRequired: true });
@@ -192,8 +195,13 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
   // Warp each part the garment and the body both have. The warp samples the garment bilinearly
   // and stretches it where the body is wider than the garment (a hip below a T-shirt's hem): its
   // colours are bled past its outline first, so the anti-aliased fringe and the background beside
-  // it (a product photo's white) do not become a pale rim along the body's contour.
-  const source = await t.time('garment', () => bleedColours(garment.image, erode(garment.mask, garmentImg.width, garmentImg.height, 2), 8));
+  // it (a product photo's white) do not become a pale rim along the body's contour. The parts end
+  // GARMENT_EDGE pixels inside the photo's outline: a product photo's outline stroke (or the
+  // shadow along its edge), kept, was stretched by the warp into a dark saw-toothed line around
+  // the skirt and along the T-shirt's sides.
+  const { width: gw, height: gh } = garmentImg;
+  const core = await t.time('garment', () => erode(garment.mask, gw, gh, GARMENT_EDGE));
+  const source = await t.time('garment', () => bleedColours(garment.image, erode(garment.mask, gw, gh, GARMENT_EDGE + 1), 8));
   const warp = await ctx.session('warp');
   const warped: TryonRender['warped'] = [];
   for (const name of PART_ORDER) {
@@ -205,7 +213,7 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
     // the whole garment, so where the clip reaches past the product photo's sleeve (its slanted
     // armhole, its edge) the shoulder's cloth runs on instead of the old clothing showing.
     const cuff = parts.cuffs[name];
-    const partMask = cuff ? garment.mask : mask;
+    const partMask = intersect(cuff ? garment.mask : mask, core);
     warped.push({ name, ...(await t.infer('warp', () => warpPart(warp, source, partMask, from, to, region, { affine: cuff?.short }))), clip, cuff });
   }
 
