@@ -80,6 +80,8 @@ interface Figures {
   arms: number;
   /** upper_body: coverage of the neck above a collar (neckZone); NaN for the other types or where the zone is empty. */
   neck: number;
+  /** Correlation of the output's luminance with the input's under the solid garment: the old clothing's print showing through. */
+  through: number;
 }
 const figures = new Map<string, Figures>();
 
@@ -213,6 +215,27 @@ function shoulderBand(p: Photo): Uint8Array {
   const neck = polygonMask([[nL[0] + 2 * up[0], nL[1] + 2 * up[1]], [nR[0] + 2 * up[0], nR[1] + 2 * up[1]], nR, nL], p.image.width, p.image.height);
   for (let i = 0; i < region.length; i++) if (p.body.person[i]! <= 127 || p.face[i] || p.front[i] || neck[i]) region[i] = 0;
   return region;
+}
+
+/**
+ * How much of the old clothing's light and print shows through the garment: the correlation of the
+ * output's luminance with the input's where the garment is solid (coverage over 230 of 255). The
+ * garment's own print does not follow the old clothing's, so a high value is the old print (or its
+ * shading) painted onto the new garment. Printed, not bounded: the garments' own prints dominate
+ * it (0.00-0.16 on the cases; s6-stripes's T-shirt 0.12 before stop 30 damped the shading of
+ * high-contrast old clothing, 0.06 after).
+ */
+function showThrough(input: RgbImage, out: RgbImage, alpha: Uint8Array): number {
+  let n = 0, sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
+  const lum = (d: Uint8Array, i: number) => 0.299 * d[3 * i]! + 0.587 * d[3 * i + 1]! + 0.114 * d[3 * i + 2]!;
+  for (let i = 0; i < alpha.length; i++) {
+    if (alpha[i]! <= 230) continue;
+    const x = lum(input.data, i), y = lum(out.data, i);
+    (n++, (sx += x), (sy += y), (sxx += x * x), (syy += y * y), (sxy += x * y));
+  }
+  if (n < 100) return 0;
+  const cov = sxy / n - (sx / n) * (sy / n), vx = sxx / n - (sx / n) ** 2, vy = syy / n - (sy / n) ** 2;
+  return vx > 0 && vy > 0 ? cov / Math.sqrt(vx * vy) : 0;
 }
 
 /**
@@ -373,6 +396,7 @@ beforeAll(async () => {
       shoulders: type === 'upper_body' ? coverage(shoulderBand(p)) : NaN,
       arms: type === 'upper_body' ? coverage(upperArms(p)) : NaN,
       neck: type === 'upper_body' ? coverage(neckZone(p)) : NaN,
+      through: showThrough(p.image, out, alpha),
       hueDelta: Math.abs(((oHue - gHue + 540) % 360) - 180),
       faceMad: mad(out, p.image, (i) => p.face[i] === 1).mad,
       // The hands: skin within the wrist discs (a disc alone reaches past a hand held against the
@@ -381,7 +405,7 @@ beforeAll(async () => {
     });
   }
   const pct = (v: number) => `${(100 * v).toFixed(1)}%`;
-  console.log(['photo type garment: changed away from target | garment off body | region covered (visible part; whole region) | shoulder tops covered | upper arms covered | neck covered | hue delta | face MAD | hands MAD', ...[...figures].map(([k, f]) => `${k}: ${pct(f.changedAway)} | ${pct(f.offBody)} | ${pct(f.covered)} (${pct(f.coveredAll)}) | ${Number.isNaN(f.shoulders) ? '-' : pct(f.shoulders)} | ${Number.isNaN(f.arms) ? '-' : pct(f.arms)} | ${Number.isNaN(f.neck) ? '-' : pct(f.neck)} | ${f.hueDelta.toFixed(1)} deg | ${f.faceMad.toFixed(2)} | ${f.handsMad.toFixed(2)}`)].join('\n'));
+  console.log(['photo type garment: changed away from target | garment off body | region covered (visible part; whole region) | shoulder tops covered | upper arms covered | neck covered | print through | hue delta | face MAD | hands MAD', ...[...figures].map(([k, f]) => `${k}: ${pct(f.changedAway)} | ${pct(f.offBody)} | ${pct(f.covered)} (${pct(f.coveredAll)}) | ${Number.isNaN(f.shoulders) ? '-' : pct(f.shoulders)} | ${Number.isNaN(f.arms) ? '-' : pct(f.arms)} | ${Number.isNaN(f.neck) ? '-' : pct(f.neck)} | ${f.through.toFixed(2)} | ${f.hueDelta.toFixed(1)} deg | ${f.faceMad.toFixed(2)} | ${f.handsMad.toFixed(2)}`)].join('\n'));
 }, 400_000);
 
 /**

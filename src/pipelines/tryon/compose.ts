@@ -129,6 +129,9 @@ function uncovered(band: Uint8Array, clothing: Uint8Array, alpha: Float32Array):
   return hole;
 }
 
+/** The old clothing's contrast (luminance spread over mean) at which its shading is carried at half strength. */
+const PATTERN_CONTRAST = 0.3;
+
 /** Light: the photo's own shading (local luminance over its wider mean) carried onto the garment. */
 export function shadeAndBlend(photo: RgbImage, base: RgbImage, layer: GarmentLayer, size: number): RgbImage {
   const { width: W, height: H } = photo;
@@ -161,14 +164,16 @@ export function shadeAndBlend(photo: RgbImage, base: RgbImage, layer: GarmentLay
   const s = Math.max(1, Math.floor(r / 3));
   const c = grow(box, R, W, H);
   const gw = Math.ceil((c.x1 - c.x0 + 1) / s), gh = Math.ceil((c.y1 - c.y0 + 1) / s);
-  const la = new Float32Array(gw * gh), aa = new Float32Array(gw * gh);
+  const la = new Float32Array(gw * gh), aa = new Float32Array(gw * gh), qa = new Float32Array(gw * gh);
   for (let y = c.y0; y <= c.y1; y++) {
     const row = Math.floor((y - c.y0) / s) * gw;
     for (let x = c.x0, i = y * W + c.x0; x <= c.x1; x++, i++) {
       const j = row + Math.floor((x - c.x0) / s);
       const a = alpha[i]!;
       if (a <= 0) continue;
-      la[j]! += a * (0.299 * photo.data[3 * i]! + 0.587 * photo.data[3 * i + 1]! + 0.114 * photo.data[3 * i + 2]!);
+      const l = 0.299 * photo.data[3 * i]! + 0.587 * photo.data[3 * i + 1]! + 0.114 * photo.data[3 * i + 2]!;
+      la[j]! += a * l;
+      qa[j]! += a * l * l;
       aa[j]! += a;
     }
   }
@@ -176,15 +181,24 @@ export function shadeAndBlend(photo: RgbImage, base: RgbImage, layer: GarmentLay
   const cw = (gx: number) => Math.min(s, c.x1 - c.x0 + 1 - gx * s), ch = (gy: number) => Math.min(s, c.y1 - c.y0 + 1 - gy * s);
   for (let gy = 0, j = 0; gy < gh; gy++) for (let gx = 0; gx < gw; gx++, j++) {
     const n = cw(gx) * ch(gy);
-    (la[j]! /= n), (aa[j]! /= n);
+    (la[j]! /= n), (aa[j]! /= n), (qa[j]! /= n);
   }
   const rs = Math.max(1, Math.round(r / s)), Rs = Math.max(1, Math.round(R / s));
   const fine = blur(blur(la, gw, gh, rs), gw, gh, rs), fineW = blur(blur(aa, gw, gh, rs), gw, gh, rs);
   const mean = blur(la, gw, gh, Rs), meanW = blur(aa, gw, gh, Rs);
+  // The old clothing's own contrast at the fold's scale (the luminance's spread over its mean in
+  // the same window): a print as wide as a fold (s6-stripes's jumpsuit, black and white bands of
+  // ~5% of the body size) passed the blur and was painted onto the skirt as dark stripes. The
+  // shading is damped where that contrast is high, 1 / (1 + (contrast / PATTERN_CONTRAST)^2): a
+  // plain garment's folds (contrast ~0.1) keep nearly all of it, black-and-white bands (~0.6) a tenth.
+  const spreadQ = blur(qa, gw, gh, rs), spreadL = blur(la, gw, gh, rs), spreadW = blur(aa, gw, gh, rs);
   const shade = new Float32Array(gw * gh);
   for (let j = 0; j < shade.length; j++) {
     const lFine = fine[j]! / Math.max(fineW[j]!, 1e-3), lMean = mean[j]! / Math.max(meanW[j]!, 1e-3);
-    shade[j] = Math.min(1.15, Math.max(0.75, 1 + 0.6 * (lFine / Math.max(lMean, 8) - 1)));
+    const w = Math.max(spreadW[j]!, 1e-3), m = spreadL[j]! / w;
+    const contrast = Math.sqrt(Math.max(0, spreadQ[j]! / w - m * m)) / Math.max(m, 8);
+    const k = 1 / (1 + (contrast / PATTERN_CONTRAST) ** 2);
+    shade[j] = Math.min(1.15, Math.max(0.75, 1 + 0.6 * k * (lFine / Math.max(lMean, 8) - 1)));
   }
   for (let y = box.y0; y <= box.y1; y++) {
     // Cell centres at (k + 0.5) s: the pixel's position on the grid, clamped to its edge cells.
