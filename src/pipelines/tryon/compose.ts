@@ -43,6 +43,9 @@ export interface GarmentLayer {
 
 export const PART_ORDER: PartName[] = ['skirt', 'pelvis', 'torso', 'legL', 'legR', 'sleeveL', 'sleeveR'];
 
+/** How much steeper a warped part's alpha is made about 0.5 (over). */
+const EDGE_STEEP = 4;
+
 /** One warped part (planar premultiplied RGB and alpha over `region`) on top of the layer, within `clip`. */
 function over(alpha: Float32Array, rgb: Float32Array, W: number, warped: Float32Array, region: Region, clip: Uint8Array, cuff?: Cuff): void {
   const { x: rx0, y: ry0, width: rw, height: rh } = region;
@@ -54,12 +57,18 @@ function over(alpha: Float32Array, rgb: Float32Array, W: number, warped: Float32
       if (!clip[i]) continue;
       // A sleeve fades out across its arm at its cuff (a soft edge, not the photo's hem warped).
       const fade = cuff ? cuffFade(cuff, x + rx0 + 0.5, y + ry0 + 0.5) : 1;
-      const a = Math.min(1, Math.max(0, warped[3 * plane + j]!)) * fade;
+      const raw = Math.min(1, Math.max(0, warped[3 * plane + j]!));
+      if (raw <= 1e-4) continue;
+      // The garment's outline is one photo pixel wide; where the warp stretches the garment's edge
+      // (a hip that bulges past a T-shirt's straight side) it became a soft ramp tens of pixels
+      // wide. Steepened about its middle (the outline), it stays as sharp as the photo's; the
+      // layer's 3x3 mean anti-aliases it.
+      const a = Math.min(1, Math.max(0, (raw - 0.5) * EDGE_STEEP + 0.5)) * fade;
       if (a <= 0.01) continue;
-      // "over": this part on top of what is there.
+      // "over": this part on top of what is there (its colour un-premultiplied by the raw alpha).
       const keep = alpha[i]! * (1 - a);
       const na = a + keep;
-      for (let c = 0; c < 3; c++) rgb[3 * i + c] = (warped[c * plane + j]! * fade + rgb[3 * i + c]! * keep) / na;
+      for (let c = 0; c < 3; c++) rgb[3 * i + c] = ((warped[c * plane + j]! / raw) * a + rgb[3 * i + c]! * keep) / na;
       alpha[i] = na;
     }
   }
