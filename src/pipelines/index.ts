@@ -37,16 +37,16 @@ export function checkPipelineTables(versions: Iterable<ManifestRef> = []): void 
  * pipeline's runner names (PipelineRunner.modelThread).
  */
 export function modelThreadGraphs(registry: Registry): (version: VersionId, graph: string) => boolean {
-  return (version, graph) => {
-    const pipeline = registry.get(version)?.manifest.pipeline;
-    return pipeline !== undefined && (PIPELINES[pipeline]?.modelThread?.includes(graph) ?? false);
-  };
+  return (version, graph) => runnerOf(registry, version)?.modelThread?.includes(graph) ?? false;
 }
 
 /** Which model-thread graphs take a spare core (SessionCacheOptions.modelThreadSpare): those of pipelines whose runner says so. */
 export function modelThreadSpareGraphs(registry: Registry): (version: VersionId, graph: string) => boolean {
-  return (version) => {
-    const pipeline = registry.get(version)?.manifest.pipeline;
-    return pipeline !== undefined && (PIPELINES[pipeline]?.modelThreadSpare ?? false);
-  };
+  return (version) => runnerOf(registry, version)?.modelThreadSpare ?? false;
+}
+
+/** The runner of a version's pipeline (none for an unknown version or pipeline). */
+function runnerOf(registry: Registry, version: VersionId): PipelineRunner | undefined {
+  const pipeline = registry.get(version)?.manifest.pipeline;
+  return pipeline === undefined ? undefined : PIPELINES[pipeline];
 }

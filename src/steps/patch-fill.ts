@@ -639,7 +639,8 @@ export function patchFill(image: RgbImage, hole: Uint8Array, options: PatchFillO
     }
     if (P === P0 && !P0.hole.length) materialize();
     const L = makeLevel(P.w, P.h, P.img, P.hole, P.source, r, options.locality ?? 0);
-    if (!nnf && l > 0 && Math.max(pyramid[l - 1]!.w, pyramid[l - 1]!.h) <= cap && L.validList.length < (options.sourcesPerHole ?? 0) * holeCount(P.hole, boxes[l]!, P.w)) continue;
+    const perHole = options.sourcesPerHole ?? 0;
+    if (perHole > 0 && !nnf && l > 0 && Math.max(pyramid[l - 1]!.w, pyramid[l - 1]!.h) <= cap && L.validList.length < perHole * holeCount(P.hole, boxes[l]!, P.w)) continue;
     if (L.validList.length === 0) {
       if (l === 0) {
         release(nnf);

@@ -56,9 +56,9 @@ function over(alpha: Float32Array, rgb: Float32Array, W: number, warped: Float32
       const j = y * rw + x;
       if (!clip[i]) continue;
       // A sleeve fades out across its arm at its cuff (a soft edge, not the photo's hem warped).
-      const fade = cuff ? cuffFade(cuff, x + rx0 + 0.5, y + ry0 + 0.5) : 1;
       const raw = Math.min(1, Math.max(0, warped[3 * plane + j]!));
       if (raw <= 1e-4) continue;
+      const fade = cuff ? cuffFade(cuff, x + rx0 + 0.5, y + ry0 + 0.5) : 1;
       // The garment's outline is one photo pixel wide; where the warp stretches the garment's edge
       // (a hip that bulges past a T-shirt's straight side) it became a soft ramp tens of pixels
       // wide. Steepened about its middle (the outline), it stays as sharp as the photo's; the
@@ -193,14 +193,16 @@ export function shadeAndBlend(photo: RgbImage, base: RgbImage, layer: GarmentLay
     (la[j]! /= n), (aa[j]! /= n), (qa[j]! /= n);
   }
   const rs = Math.max(1, Math.round(r / s)), Rs = Math.max(1, Math.round(R / s));
-  const fine = blur(blur(la, gw, gh, rs), gw, gh, rs), fineW = blur(blur(aa, gw, gh, rs), gw, gh, rs);
+  // One box pass of the fine scale (the contrast below reads it), then the second.
+  const la1 = blur(la, gw, gh, rs), aa1 = blur(aa, gw, gh, rs);
+  const fine = blur(la1, gw, gh, rs), fineW = blur(aa1, gw, gh, rs);
   const mean = blur(la, gw, gh, Rs), meanW = blur(aa, gw, gh, Rs);
   // The old clothing's own contrast at the fold's scale (the luminance's spread over its mean in
   // the same window): a print as wide as a fold (s6-stripes's jumpsuit, black and white bands of
   // ~5% of the body size) passed the blur and was painted onto the skirt as dark stripes. The
   // shading is damped where that contrast is high, 1 / (1 + (contrast / PATTERN_CONTRAST)^2): a
   // plain garment's folds (contrast ~0.1) keep nearly all of it, black-and-white bands (~0.6) a tenth.
-  const spreadQ = blur(qa, gw, gh, rs), spreadL = blur(la, gw, gh, rs), spreadW = blur(aa, gw, gh, rs);
+  const spreadQ = blur(qa, gw, gh, rs), spreadL = la1, spreadW = aa1;
   const shade = new Float32Array(gw * gh);
   for (let j = 0; j < shade.length; j++) {
     const lFine = fine[j]! / Math.max(fineW[j]!, 1e-3), lMean = mean[j]! / Math.max(meanW[j]!, 1e-3);

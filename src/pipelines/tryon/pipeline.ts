@@ -201,7 +201,8 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
   // the skirt and along the T-shirt's sides.
   const { width: gw, height: gh } = garmentImg;
   const core = await t.time('garment', () => erode(garment.mask, gw, gh, GARMENT_EDGE));
-  const source = await t.time('garment', () => bleedColours(garment.image, erode(garment.mask, gw, gh, GARMENT_EDGE + 1), 8));
+  // Bled from a pixel further in (square erosions add up: the core's by 1 is the mask's by GARMENT_EDGE + 1).
+  const source = await t.time('garment', () => bleedColours(garment.image, erode(core, gw, gh, 1), 8));
   const warp = await ctx.session('warp');
   const warped: TryonRender['warped'] = [];
   for (const name of PART_ORDER) {
@@ -213,7 +214,8 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
     // the whole garment, so where the clip reaches past the product photo's sleeve (its slanted
     // armhole, its edge) the shoulder's cloth runs on instead of the old clothing showing.
     const cuff = parts.cuffs[name];
-    const partMask = intersect(cuff ? garment.mask : mask, core);
+    // (The core lies within the whole garment's mask: a sleeve's is the core itself.)
+    const partMask = cuff ? core : intersect(mask, core);
     warped.push({ name, ...(await t.infer('warp', () => warpPart(warp, source, partMask, from, to, region, { affine: cuff?.short }))), clip, cuff });
   }
 
