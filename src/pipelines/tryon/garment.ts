@@ -8,8 +8,8 @@
 //                   skirt (one run to the hem)
 //   worn garment    a person wearing it (garment-worn.ts)
 import type { ClothesType } from '../../domain/job.ts';
-import type { RgbImage } from '../../imaging/image.ts';
-import { close, dilate } from '../../imaging/morphology.ts';
+import { bleedColours, type RgbImage } from '../../imaging/image.ts';
+import { close, dilate, erode } from '../../imaging/morphology.ts';
 import { labAt } from '../../steps/color.ts';
 import { add, len, lerp, mid, perp, sub, unit, type P } from './body.ts';
 import { andNot, area, intersect } from './masks.ts';
@@ -69,8 +69,14 @@ function largestBlob(mask: Uint8Array, W: number, H: number): Uint8Array {
   return out;
 }
 
-/** Garment mask of a product photo on a plain background. */
-export function productMask(img: RgbImage): Uint8Array {
+/**
+ * Garment mask of a product photo on a plain background, and `sealed`: the background the mask's
+ * closing sealed off along the outline (the apex of a narrow notch such as a T-shirt's armpit,
+ * where the outline's two strokes converge). The mask must keep it (the parts' outlines and strips
+ * are measured on it), but the warp must not sample it: a short sleeve samples the whole garment,
+ * and the strokes there were a dark V on the sleeve.
+ */
+export function productMask(img: RgbImage): { mask: Uint8Array; sealed: Uint8Array } {
   const { width: W, height: H, data } = img;
   const border: Array<[number, number, number]> = [];
   for (let x = 0; x < W; x += 2) border.push(labAt(data, x), labAt(data, (H - 1) * W + x));
@@ -87,7 +93,66 @@ export function productMask(img: RgbImage): Uint8Array {
   }
   const r = Math.max(1, Math.round(Math.min(W, H) / 150));
   const closed = close(raw, W, H, r);
-  return largestBlob(fillHoles(closed, W, H), W, H);
+  const mask = largestBlob(fillHoles(closed, W, H), W, H);
+  // With the strokes along it, and past its tip, where they converge into a solid wedge (the
+  // T-shirt's ran 12 px, four closing radii, beyond the light that the closing sealed).
+  const sealed = dilate(sealedNotches(mask, raw, closed, W, H, 6 * r), W, H, 4 * r);
+  for (let i = 0; i < sealed.length; i++) sealed[i] = sealed[i]! & mask[i]!;
+  return { mask, sealed };
+}
+
+/**
+ * Background pixels the closing added (`closed` but not `raw`) that are reached from outside the
+ * mask through such pixels within `reach` steps: notches sealed at their apex. Thin light details
+ * inside the garment (pinstripes the closing also fills) are not reached, or, where one runs out
+ * to the outline, only for `reach` pixels.
+ */
+function sealedNotches(mask: Uint8Array, raw: Uint8Array, closed: Uint8Array, W: number, H: number, reach: number): Uint8Array {
+  const sealed = new Uint8Array(W * H);
+  let front: number[] = [];
+  for (let i = 0; i < mask.length; i++) {
+    if (!mask[i] || raw[i] || !closed[i]) continue;
+    const x = i % W;
+    if ((x > 0 && !mask[i - 1]) || (x < W - 1 && !mask[i + 1]) || (i >= W && !mask[i - W]) || (i + W < mask.length && !mask[i + W])) (sealed[i] = 1), front.push(i);
+  }
+  for (let step = 1; step < reach && front.length; step++) {
+    const next: number[] = [];
+    for (const i of front) {
+      const x = i % W;
+      for (const j of [x > 0 ? i - 1 : -1, x < W - 1 ? i + 1 : -1, i - W, i + W]) {
+        if (j < 0 || j >= mask.length || sealed[j] || !mask[j] || raw[j] || !closed[j]) continue;
+        sealed[j] = 1;
+        next.push(j);
+      }
+    }
+    front = next;
+  }
+  return sealed;
+}
+
+/** Garment photo pixels inside its outline where the parts end (see garmentSamples). */
+const GARMENT_EDGE = 3;
+
+/**
+ * What the parts' warps sample: `core`, the parts' alpha, and `source`, the colours. The warp
+ * samples the garment bilinearly and stretches it where the body is wider than the garment (a hip
+ * below a T-shirt's hem): its colours are bled past its outline first, so the anti-aliased fringe
+ * and the background beside it (a product photo's white) do not become a pale rim along the
+ * body's contour. The parts end GARMENT_EDGE pixels inside the photo's outline: a product photo's
+ * outline stroke (or the shadow along its edge), kept, was stretched by the warp into a dark
+ * saw-toothed line around the skirt and along the T-shirt's sides. The colours are bled from a
+ * pixel further in (square erosions add up: the core's by 1 is the mask's by GARMENT_EDGE + 1),
+ * and from as far from a notch the mask's closing sealed: the notch's converging strokes lie inside
+ * the mask (a dark V on a short sleeve, which samples the whole garment), and are painted over
+ * with the cloth beside them, not cut out (a hole in the sleeve).
+ */
+export function garmentSamples(g: { image: RgbImage; mask: Uint8Array; sealed?: Uint8Array }): { core: Uint8Array; source: RgbImage } {
+  const { width: W, height: H } = g.image;
+  const core = erode(g.mask, W, H, GARMENT_EDGE);
+  const inner = g.sealed ? andNot(g.mask, g.sealed) : g.mask;
+  // Rings enough to reach across a sealed notch's zone; past the outline, beyond the first few
+  // rings, no pixel is sampled with alpha.
+  return { core, source: bleedColours(g.image, erode(inner, W, H, GARMENT_EDGE + 1), 24) };
 }
 
 /** Runs of mask pixels in row y. */

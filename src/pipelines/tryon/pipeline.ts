@@ -21,8 +21,8 @@
 // input and returned in tryon.json; this version does not interpret it.
 import type { ClothesType } from '../../domain/job.ts';
 import { AppError } from '../../errors/codes.ts';
-import { bleedColours, decodeImage, type RgbImage } from '../../imaging/image.ts';
-import { close, closeInBox, componentsTouching, erode, maskBox, type Region } from '../../imaging/morphology.ts';
+import { decodeImage, type RgbImage } from '../../imaging/image.ts';
+import { close, closeInBox, componentsTouching, maskBox, type Region } from '../../imaging/morphology.ts';
 import { numberParam } from '../../models/params.ts';
 import { stageTimer, type StageTimer } from '../../domain/stage-timer.ts';
 import { labAt, srgbToLab } from '../../steps/color.ts';
@@ -31,7 +31,7 @@ import { definePipeline, type PipelineContext } from '../types.ts';
 import { analyzePerson, cutTo3by4, faceAndHair, type PersonAnalysis } from './analysis.ts';
 import { checkBody, lerp, type Body, type P } from './body.ts';
 import { layerParts, PART_ORDER, removeUncovered, shadeAndBlend, type GarmentLayer } from './compose.ts';
-import { productMask, productParts, type GarmentParts } from './garment.ts';
+import { garmentSamples, productMask, productParts, type GarmentParts } from './garment.ts';
 import { clothingMask, wornParts } from './garment-worn.ts';
 import { bodyParts, cutCollar, shapesMask, type BodyParts, type Cuff, type PartName } from './parts.ts';
 import type { Shape } from '../../steps/person-instance.ts';
@@ -45,7 +45,7 @@ export interface TryonRender {
   person: PersonAnalysis;
   body: Body;
   protect: Uint8Array;
-  garment: { image: RgbImage; parts: GarmentParts; source: 'person' | 'product'; mask: Uint8Array };
+  garment: { image: RgbImage; parts: GarmentParts; source: 'person' | 'product'; mask: Uint8Array; sealed?: Uint8Array };
   parts: BodyParts;
   warped: Array<{ name: PartName; warped: Float32Array; region: Region; clip: Uint8Array; cuff?: Cuff }>;
   layer: GarmentLayer;
@@ -143,9 +143,6 @@ function notArms(b: Body, sleeved: boolean): Shape[] {
   return [chest, ...(['L', 'R'] as const).map((s) => ({ a: b[s].shoulder, b: lerp(b[s].shoulder, b[s].elbow, 0.3), r: 0.12 * b.size }))];
 }
 
-/** Garment photo pixels inside its outline where the parts end (see the warp in renderTryon). */
-const GARMENT_EDGE = 3;
-
 /** The garment photo: a person wearing it when one is clearly there, else a product photo. */
 async function analyzeGarment(ctx: PipelineContext, image: RgbImage, type: ClothesType, t: StageTimer): Promise<TryonRender['garment']> {
   const g = await analyzePerson(ctx, image, t, { faceRequired: true });
@@ -160,10 +157,10 @@ async function analyzeGarment(ctx: PipelineContext, image: RgbImage, type: Cloth
       if (area(mask) > 0.02 * mask.length) return { image, parts, source: 'person', mask };
     }
   }
-  const mask = await t.time('garment', () => productMask(image));
+  const { mask, sealed } = await t.time('garment', () => productMask(image));
   if (area(mask) < 0.01 * mask.length) throw new AppError('INPUT_INVALID', 'no garment found in the clothes image');
   const parts = await t.time('garment', () => productParts(mask, image.width, image.height, type));
-  return { image, parts, source: 'product', mask };
+  return { image, parts, source: 'product', mask, sealed };
 }
 
 /** The whole try-on, with every intermediate (the demo's debug sheet draws them). */
@@ -192,17 +189,8 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
   const { torso } = parts.clips, faceBox = person.face?.box;
   if (torso && faceBox) await t.time('body', () => cutCollar(torso, body, faceBox.width));
 
-  // Warp each part the garment and the body both have. The warp samples the garment bilinearly
-  // and stretches it where the body is wider than the garment (a hip below a T-shirt's hem): its
-  // colours are bled past its outline first, so the anti-aliased fringe and the background beside
-  // it (a product photo's white) do not become a pale rim along the body's contour. The parts end
-  // GARMENT_EDGE pixels inside the photo's outline: a product photo's outline stroke (or the
-  // shadow along its edge), kept, was stretched by the warp into a dark saw-toothed line around
-  // the skirt and along the T-shirt's sides.
-  const { width: gw, height: gh } = garmentImg;
-  const core = await t.time('garment', () => erode(garment.mask, gw, gh, GARMENT_EDGE));
-  // Bled from a pixel further in (square erosions add up: the core's by 1 is the mask's by GARMENT_EDGE + 1).
-  const source = await t.time('garment', () => bleedColours(garment.image, erode(core, gw, gh, 1), 8));
+  // What each part's warp samples (garmentSamples): the garment's core and its bled colours.
+  const { core, source } = await t.time('garment', () => garmentSamples(garment));
   const warp = await ctx.session('warp');
   const warped: TryonRender['warped'] = [];
   for (const name of PART_ORDER) {
