@@ -488,9 +488,47 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number): R
     img = patchFill(img, part, { source: src, seed: seed + g, inPlace: img !== an.image, locality: FILL_LOCALITY, blend: true, sourcesPerHole: 1 });
     // Bare skin keeps only the copied texture's finest detail (~1.2% of the face width: pores,
     // grain) over an even tone; at 4% the copy's blocks and blotches still showed.
-    if (g === UNDER.skin && img !== an.image) evenTone(img, part, src, Math.max(2, Math.round(0.012 * an.frame.scale)));
+    if (g === UNDER.skin && img !== an.image) evenTone(img, part, src, Math.max(2, Math.round(0.012 * an.frame.scale)), jawShade(an));
   }
   return img;
+}
+
+/** The jaw's shadow on the neck: its darkening (a factor on RGB) just below the jaw, and its reach. */
+const JAW_SHADOW = 0.18, JAW_SHADOW_FULL = 0.1, JAW_SHADOW_END = 0.3;
+
+/**
+ * The light left on the neck under the jaw's shadow, a factor (1 - JAW_SHADOW .. 1) per pixel, in
+ * the head's frame: full shadow from the jaw line (the face oval's lower edge at that u) down to
+ * JAW_SHADOW_FULL face widths, fading out by JAW_SHADOW_END, within the neck's reach of the
+ * midline. Measured with the reference parser's neck class on eight development photos whose neck
+ * shows: 0.0-0.2 face widths below the chin the neck is 6-24 L darker than the face's skin (the
+ * jaw shades it from the light above), level with it or lighter from ~0.3 on. The skin fill's
+ * tone, pulled from the face's skin, had none of it: a filled neck was as light as the cheeks, a
+ * flat plate under the chin.
+ */
+function jawShade(an: Pick<HeadAnalysis, 'frame' | 'anchors'>): (x: number, y: number) => number {
+  const { frame, anchors } = an;
+  // The jaw line's v per |u| (steps of 0.01 face widths) on each side: the lowest v at which the
+  // oval is at least that wide.
+  const STEPS = 50;
+  const jaw = [-1, 1].map((side) =>
+    Float64Array.from({ length: STEPS + 1 }, (_, k) => {
+      const u = k / 100;
+      for (let v = anchors.chin; v > anchors.brows; v -= 0.005) if (anchors.ovalHalfWidth(v, side) >= u) return v;
+      return anchors.brows;
+    }),
+  );
+  return (x, y) => {
+    const u = frameU(frame, x + 0.5, y + 0.5);
+    const k = Math.round(Math.abs(u) * 100);
+    if (k > STEPS) return 1;
+    const d = frameV(frame, x + 0.5, y + 0.5) - jaw[u < 0 ? 0 : 1]![k]!;
+    // Eased in over 0.02 face widths at the jaw line (a fill crossing it is not stepped).
+    const w = d < -0.02 ? 0 : d < 0.02 ? (d + 0.02) / 0.04 : d <= JAW_SHADOW_FULL ? 1 : d >= JAW_SHADOW_END ? 0 : 0.5 + 0.5 * Math.cos((Math.PI * (d - JAW_SHADOW_FULL)) / (JAW_SHADOW_END - JAW_SHADOW_FULL));
+    // Fading out at the side of the neck's reach (0.4-0.5 face widths from the midline).
+    const side = Math.abs(u) < 0.4 ? 1 : (0.5 - Math.abs(u)) / 0.1;
+    return 1 - JAW_SHADOW * w * side;
+  };
 }
 
 /**
@@ -498,9 +536,12 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number): R
  * their lighting and of the copy's blocks (blotches a body does not have). Its tone is replaced by
  * a smooth one and its finest texture kept: the fill's detail finer than `r` (the fill less its own
  * box mean over the part) over the skin sources' colours interpolated into the part (pull-push),
- * the way a retoucher separates frequencies.
+ * the way a retoucher separates frequencies. `shade` (a light factor per pixel, the jaw's shadow)
+ * is taken out of the sources before the interpolation and put back on the part: a visible neck
+ * in the shadow and the face's skin above it are interpolated as one tone, and the filled neck
+ * beside the visible one gets the same shadow, without a seam.
  */
-function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, r: number): void {
+function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, r: number, shade: (x: number, y: number) => number): void {
   const { width: W, height: H, data } = img;
   const box = maskBox(part, W, H);
   if (!box) return;
@@ -517,7 +558,8 @@ function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, r: numbe
     for (let x = 0; x < bw; x++) {
       const i = (y + y0) * W + x + x0, j = y * bw + x;
       if (!sources[i] || part[i]) continue;
-      for (let c = 0; c < 3; c++) val[3 * j + c] = data[3 * i + c]!;
+      const f = shade(x + x0, y + y0);
+      for (let c = 0; c < 3; c++) val[3 * j + c] = data[3 * i + c]! / f;
       wt[j] = 1;
       any = true;
     }
@@ -551,9 +593,10 @@ function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, r: numbe
       const A = 4 * (yb * sw + xb), B = 4 * (yb * sw + xa), C = 4 * (ya * sw + xb), D = 4 * (ya * sw + xa);
       const n = (S[A]! - S[B]! - S[C]! + S[D]!) | 0;
       const j = y * bw + x;
+      const f = shade(x + x0, y + y0);
       for (let c = 0; c < 3; c++) {
         const mean = ((S[A + c + 1]! - S[B + c + 1]! - S[C + c + 1]! + S[D + c + 1]!) | 0) / n;
-        data[3 * i + c] = Math.max(0, Math.min(255, Math.round(val[3 * j + c]! + data[3 * i + c]! - mean)));
+        data[3 * i + c] = Math.max(0, Math.min(255, Math.round(f * val[3 * j + c]! + data[3 * i + c]! - mean)));
       }
     }
   }
