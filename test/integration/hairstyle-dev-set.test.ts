@@ -149,11 +149,6 @@ const KNOWN: Record<string, string> = {
   // labels on it flicker with changes elsewhere in the photo (0.12 to 0.16 across stop 23's
   // commits). The target's own long hair is gone on the debug overlay.
   's6-right-mirror|longHair': "Braided Crown, pink: the hair still counted is the undetected neighbour's, beside the target's cheek",
-  // Judged on hair the pipeline leaves as the neighbour's: between the two heads, the pipeline's
-  // split (its face boxes) runs a little nearer the target than the reference's, and the strip of
-  // hair between them counts (0.14 at stop 23, 0.156 since stop 24's Braided Crown, which the
-  // parser now reads as hair: its labels around the new hair reach further into that strip).
-  's6-centre-right|longHair': "Braided Crown, blonde: the hair still counted is the strip between her and the neighbour on her left, which the pipeline's split leaves as the neighbour's",
   // New hair the face parser does not read as hair (the issue's 'flat cap or plastic wig'): short
   // domes, braids, ropes, facets and a dyed colour; the long straight and wavy styles read as hair.
   's5-back|readsAsHair-long': "Dreadlocks, blue: blue locks read as a hat to the face parser (in brown or black the same locks read as hair, 0.93 and 0.75, since stop 23 drew the crown as ropes)",

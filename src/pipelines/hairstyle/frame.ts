@@ -101,6 +101,22 @@ export function frameBox(f: Frame, u0: number, u1: number, v0: number, v1: numbe
   };
 }
 
+/**
+ * The jaw line: v of the face oval's lower edge at u (the lowest v at which the oval, on u's side,
+ * is at least |u| wide), tabled in steps of 0.01 face widths up to |u| = 0.5; beyond the oval's
+ * reach, the brows' v.
+ */
+export function jawLine(anchors: Anchors): (u: number) => number {
+  const STEPS = 50;
+  const table = [-1, 1].map((side) =>
+    Float64Array.from({ length: STEPS + 1 }, (_, k) => {
+      for (let v = anchors.chin; v > anchors.brows; v -= 0.005) if (anchors.ovalHalfWidth(v, side) >= k / 100) return v;
+      return anchors.brows;
+    }),
+  );
+  return (u) => table[u < 0 ? 0 : 1]![Math.min(STEPS, Math.round(Math.abs(u) * 100))]!;
+}
+
 /** Roll of the face in degrees (0 = eyes level). */
 export function rollDegrees(f: Frame): number {
   return (Math.atan2(f.uy, f.ux) * 180) / Math.PI;

@@ -19,7 +19,7 @@ import { labAt, skinLike } from '../../steps/color.ts';
 import type { Face } from '../../steps/face-detection.ts';
 import { CELEBAMASK_CLASSES, CLASS, parseFaceSoon, softClassMask, type FaceParse, type FaceParsingParams } from '../../steps/face-parsing.ts';
 import { segmentPersonSoon } from '../../steps/person-segmentation.ts';
-import { frameBox, frameU, frameV, fromFrame, type Anchors, type Frame } from './frame.ts';
+import { frameBox, frameU, frameV, fromFrame, jawLine, type Anchors, type Frame } from './frame.ts';
 
 /** Fill groups: what a removed hair pixel most likely hides. 0 = nothing to fill. */
 export const UNDER = { background: 1, skin: 2, clothing: 3 } as const;
@@ -484,6 +484,7 @@ function underFrom(h: Head, known: Uint8Array, parsed: Uint8Array | null, hair: 
   // (bodyFlare: SHOULDER_DROP below the chin at the neck's side, SHOULDER_SLOPE per face width
   // outwards, the corner rounded).
   const [chinX, chinY] = fromFrame(frame, 0, anchors.chin);
+  const jaw = jawLine(anchors);
   for (let y = box.y0; y < box.y1; y++) {
     for (let x = box.x0, i = y * W + box.x0; x < box.x1; x++, i++) {
       // Known pixels (the removal's grown edge reaches them) keep their group; elsewhere, on the
@@ -502,13 +503,20 @@ function underFrom(h: Head, known: Uint8Array, parsed: Uint8Array | null, hair: 
       // Below the chin on the person: the body, from the skin and clothing seeds below (left 0).
       // The skull lies above the chin, so the frame's u and the oval are evaluated only there.
       const v = frameV(frame, x + 0.5, y + 0.5);
+      const dx = Math.abs(x + 0.5 - chinX) / frame.scale - NECK_HALF, dy = (y + 0.5 - chinY) / frame.scale;
       if (v >= anchors.chin) {
-        const dx = Math.abs(x + 0.5 - chinX) / frame.scale - NECK_HALF, dy = (y + 0.5 - chinY) / frame.scale;
         if (hair[i] && dx > bodyFlare(dy)) under[i] = UNDER.background;
         else unknown[i] = 1;
         continue;
       }
       const u = frameU(frame, x + 0.5, y + 0.5);
+      // The neck's column below the jaw but above the chin's line: on a rolled head the lower
+      // side's jaw rises above the chin's v-line, and hair there hides the neck, not what is behind
+      // the head (filled with the background, the neck's top was a level shelf at the chin).
+      if (dx <= 0 && v > jaw(u)) {
+        unknown[i] = 1;
+        continue;
+      }
       const top = anchors.forehead;
       // The face's own edge reaches a little past the landmarks' oval (hair lying over the cheek
       // hides its side): skin there, so the face does not end in a cut against the wall.

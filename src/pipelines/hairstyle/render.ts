@@ -14,7 +14,7 @@ import { giveBack, takeInts, takePlane } from '../../imaging/scratch.ts';
 import { labAt, shadeRamp, srgbToLab } from '../../steps/color.ts';
 import { patchFill, pullPush } from '../../steps/patch-fill.ts';
 import { UNDER, skinColoured } from './hair.ts';
-import { frameBox, frameU, frameV, fromFrame, type Anchors, type Frame } from './frame.ts';
+import { frameBox, frameU, frameV, fromFrame, jawLine, type Anchors, type Frame } from './frame.ts';
 import { SHAVED_SIDES, TEMPLATES, hash2, noise1, noise2, smooth, type Template, type Variant } from './templates.ts';
 import type { Hairstyle } from '../../domain/job.ts';
 
@@ -507,22 +507,12 @@ const JAW_SHADOW = 0.18, JAW_SHADOW_FULL = 0.1, JAW_SHADOW_END = 0.3;
  * flat plate under the chin.
  */
 function jawShade(an: Pick<HeadAnalysis, 'frame' | 'anchors'>): (x: number, y: number) => number {
-  const { frame, anchors } = an;
-  // The jaw line's v per |u| (steps of 0.01 face widths) on each side: the lowest v at which the
-  // oval is at least that wide.
-  const STEPS = 50;
-  const jaw = [-1, 1].map((side) =>
-    Float64Array.from({ length: STEPS + 1 }, (_, k) => {
-      const u = k / 100;
-      for (let v = anchors.chin; v > anchors.brows; v -= 0.005) if (anchors.ovalHalfWidth(v, side) >= u) return v;
-      return anchors.brows;
-    }),
-  );
+  const { frame } = an;
+  const jaw = jawLine(an.anchors);
   return (x, y) => {
     const u = frameU(frame, x + 0.5, y + 0.5);
-    const k = Math.round(Math.abs(u) * 100);
-    if (k > STEPS) return 1;
-    const d = frameV(frame, x + 0.5, y + 0.5) - jaw[u < 0 ? 0 : 1]![k]!;
+    if (Math.abs(u) >= 0.5) return 1;
+    const d = frameV(frame, x + 0.5, y + 0.5) - jaw(u);
     // Eased in over 0.02 face widths at the jaw line (a fill crossing it is not stepped).
     const w = d < -0.02 ? 0 : d < 0.02 ? (d + 0.02) / 0.04 : d <= JAW_SHADOW_FULL ? 1 : d >= JAW_SHADOW_END ? 0 : 0.5 + 0.5 * Math.cos((Math.PI * (d - JAW_SHADOW_FULL)) / (JAW_SHADOW_END - JAW_SHADOW_FULL));
     // Fading out at the side of the neck's reach (0.4-0.5 face widths from the midline).
