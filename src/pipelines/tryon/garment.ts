@@ -9,7 +9,7 @@
 //   worn garment    a person wearing it (garment-worn.ts)
 import type { ClothesType } from '../../domain/job.ts';
 import { bleedColours, type RgbImage } from '../../imaging/image.ts';
-import { close, dilate, erode } from '../../imaging/morphology.ts';
+import { close, dilate, erode, maskBox } from '../../imaging/morphology.ts';
 import { labAt } from '../../steps/color.ts';
 import { add, len, lerp, mid, perp, sub, unit, type P } from './body.ts';
 import { andNot, area, intersect } from './masks.ts';
@@ -109,23 +109,23 @@ export function productMask(img: RgbImage): { mask: Uint8Array; sealed: Uint8Arr
  */
 function sealedNotches(mask: Uint8Array, raw: Uint8Array, closed: Uint8Array, W: number, H: number, reach: number): Uint8Array {
   const sealed = new Uint8Array(W * H);
-  let front: number[] = [];
+  // One FIFO queue, ring by ring (each pixel enters once).
+  const queue = new Int32Array(W * H);
+  let tail = 0;
+  const added = (j: number) => mask[j] && !raw[j] && closed[j] && !sealed[j];
   for (let i = 0; i < mask.length; i++) {
-    if (!mask[i] || raw[i] || !closed[i]) continue;
+    if (!added(i)) continue;
     const x = i % W;
-    if ((x > 0 && !mask[i - 1]) || (x < W - 1 && !mask[i + 1]) || (i >= W && !mask[i - W]) || (i + W < mask.length && !mask[i + W])) (sealed[i] = 1), front.push(i);
+    if ((x > 0 && !mask[i - 1]) || (x < W - 1 && !mask[i + 1]) || (i >= W && !mask[i - W]) || (i + W < mask.length && !mask[i + W])) (sealed[i] = 1), (queue[tail++] = i);
   }
-  for (let step = 1; step < reach && front.length; step++) {
-    const next: number[] = [];
-    for (const i of front) {
-      const x = i % W;
-      for (const j of [x > 0 ? i - 1 : -1, x < W - 1 ? i + 1 : -1, i - W, i + W]) {
-        if (j < 0 || j >= mask.length || sealed[j] || !mask[j] || raw[j] || !closed[j]) continue;
-        sealed[j] = 1;
-        next.push(j);
-      }
-    }
-    front = next;
+  for (let head = 0, step = 1, ringEnd = tail; step < reach && head < tail; ) {
+    const i = queue[head++]!;
+    const x = i % W;
+    if (x > 0 && added(i - 1)) (sealed[i - 1] = 1), (queue[tail++] = i - 1);
+    if (x < W - 1 && added(i + 1)) (sealed[i + 1] = 1), (queue[tail++] = i + 1);
+    if (i >= W && added(i - W)) (sealed[i - W] = 1), (queue[tail++] = i - W);
+    if (i + W < mask.length && added(i + W)) (sealed[i + W] = 1), (queue[tail++] = i + W);
+    if (head === ringEnd) (step++, (ringEnd = tail));
   }
   return sealed;
 }
@@ -149,10 +149,43 @@ const GARMENT_EDGE = 3;
 export function garmentSamples(g: { image: RgbImage; mask: Uint8Array; sealed?: Uint8Array }): { core: Uint8Array; source: RgbImage } {
   const { width: W, height: H } = g.image;
   const core = erode(g.mask, W, H, GARMENT_EDGE);
-  const inner = g.sealed ? andNot(g.mask, g.sealed) : g.mask;
-  // Rings enough to reach across a sealed notch's zone; past the outline, beyond the first few
-  // rings, no pixel is sampled with alpha.
-  return { core, source: bleedColours(g.image, erode(inner, W, H, GARMENT_EDGE + 1), 24) };
+  const source = bleedColours(g.image, erode(core, W, H, 1), 8);
+  if (g.sealed) paintOverNotches(source, g.mask, g.sealed);
+  return { core, source };
+}
+
+/**
+ * The colours of a sealed notch's zone (and of what lies within GARMENT_EDGE + 1 of it) painted
+ * over with the cloth's around it, bled ring by ring from the pixels farther in (as the outline's
+ * are), in the zone's box only (24 rings over the whole garment cost ~30 ms on a product photo).
+ */
+function paintOverNotches(img: RgbImage, mask: Uint8Array, sealed: Uint8Array): void {
+  const { width: W, height: H, data } = img;
+  const zb = maskBox(sealed, W, H);
+  if (!zb) return;
+  // The box with room for the zone's grown edge and the cloth around it.
+  const m = 4 * (GARMENT_EDGE + 1);
+  const x0 = Math.max(0, zb.x - m), y0 = Math.max(0, zb.y - m);
+  const bw = Math.min(W, zb.x + zb.width + m) - x0, bh = Math.min(H, zb.y + zb.height + m) - y0;
+  const inner = new Uint8Array(bw * bh);
+  const crop = new Uint8Array(3 * bw * bh);
+  for (let y = 0; y < bh; y++) {
+    for (let x = 0; x < bw; x++) {
+      const i = (y + y0) * W + x + x0, j = y * bw + x;
+      inner[j] = mask[i]! && !sealed[i] ? 1 : 0;
+      crop.set(data.subarray(3 * i, 3 * i + 3), 3 * j);
+    }
+  }
+  // Rings enough to reach across the zone (the sealed notch grown by four closing radii).
+  const bled = bleedColours({ width: bw, height: bh, data: crop }, erode(inner, bw, bh, GARMENT_EDGE + 1), 24).data;
+  // The zone grown by what the core's edge samples, inside the mask.
+  const zone = dilate(sealed, W, H, GARMENT_EDGE + 1);
+  for (let y = 0; y < bh; y++) {
+    for (let x = 0; x < bw; x++) {
+      const i = (y + y0) * W + x + x0, j = y * bw + x;
+      if (zone[i] && mask[i]) data.set(bled.subarray(3 * j, 3 * j + 3), 3 * i);
+    }
+  }
 }
 
 /** Runs of mask pixels in row y. */
