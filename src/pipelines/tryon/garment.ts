@@ -8,7 +8,7 @@
 //                   skirt (one run to the hem)
 //   worn garment    a person wearing it (garment-worn.ts)
 import type { ClothesType } from '../../domain/job.ts';
-import { bleedColours, type RgbImage } from '../../imaging/image.ts';
+import { bleedColours, cropRgb, type RgbImage } from '../../imaging/image.ts';
 import { close, dilate, erode, maskBox } from '../../imaging/morphology.ts';
 import { labAt } from '../../steps/color.ts';
 import { add, len, lerp, mid, perp, sub, unit, type P } from './body.ts';
@@ -96,9 +96,7 @@ export function productMask(img: RgbImage): { mask: Uint8Array; sealed: Uint8Arr
   const mask = largestBlob(fillHoles(closed, W, H), W, H);
   // With the strokes along it, and past its tip, where they converge into a solid wedge (the
   // T-shirt's ran 12 px, four closing radii, beyond the light that the closing sealed).
-  const sealed = dilate(sealedNotches(mask, raw, closed, W, H, 6 * r), W, H, 4 * r);
-  for (let i = 0; i < sealed.length; i++) sealed[i] = sealed[i]! & mask[i]!;
-  return { mask, sealed };
+  return { mask, sealed: intersect(dilate(sealedNotches(mask, raw, closed, W, H, 6 * r), W, H, 4 * r), mask) };
 }
 
 /**
@@ -168,16 +166,12 @@ function paintOverNotches(img: RgbImage, mask: Uint8Array, sealed: Uint8Array): 
   const x0 = Math.max(0, zb.x - m), y0 = Math.max(0, zb.y - m);
   const bw = Math.min(W, zb.x + zb.width + m) - x0, bh = Math.min(H, zb.y + zb.height + m) - y0;
   const inner = new Uint8Array(bw * bh);
-  const crop = new Uint8Array(3 * bw * bh);
   for (let y = 0; y < bh; y++) {
-    for (let x = 0; x < bw; x++) {
-      const i = (y + y0) * W + x + x0, j = y * bw + x;
-      inner[j] = mask[i]! && !sealed[i] ? 1 : 0;
-      crop.set(data.subarray(3 * i, 3 * i + 3), 3 * j);
-    }
+    for (let x = 0, i = (y + y0) * W + x0; x < bw; x++, i++) inner[y * bw + x] = mask[i]! && !sealed[i] ? 1 : 0;
   }
   // Rings enough to reach across the zone (the sealed notch grown by four closing radii).
-  const bled = bleedColours({ width: bw, height: bh, data: crop }, erode(inner, bw, bh, GARMENT_EDGE + 1), 24).data;
+  const crop = cropRgb(img, { x: x0, y: y0, width: bw, height: bh });
+  const bled = bleedColours(crop, erode(inner, bw, bh, GARMENT_EDGE + 1), 24).data;
   // The zone grown by what the core's edge samples, inside the mask.
   const zone = dilate(sealed, W, H, GARMENT_EDGE + 1);
   for (let y = 0; y < bh; y++) {
