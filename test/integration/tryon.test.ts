@@ -78,6 +78,8 @@ interface Figures {
   shoulders: number;
   /** upper_body: coverage of the upper arms where a short sleeve sits (upperArms; printed only). */
   arms: number;
+  /** upper_body: coverage of the shoulder caps (shoulderCaps); NaN for the other types. */
+  caps: number;
   /** upper_body: coverage of the neck above a collar (neckZone); NaN for the other types or where the zone is empty. */
   neck: number;
   /** Correlation of the output's luminance with the input's under the solid garment: the old clothing's print showing through. */
@@ -284,6 +286,32 @@ function neckZone(p: Photo): Uint8Array {
 }
 
 /**
+ * The shoulder caps: beside each of the reference's (MoveNet's) shoulder joints whose elbow it
+ * sees, from the joint outward along the shoulder line up to 0.35 shoulder widths, and from 0.15
+ * shoulder widths above the joints' line to 0.2 below it; on the person, off the face and what
+ * stays in front. A top whose shoulders stopped at the joints left the old clothing there between
+ * its torso and its sleeve.
+ */
+function shoulderCaps(p: Photo): Uint8Array {
+  const k = p.body.keypoints;
+  const W = p.image.width, H = p.image.height;
+  const pt = (n: string): P => [k[n]!.x, k[n]!.y];
+  const [sL, sR] = [pt('right_shoulder'), pt('left_shoulder')];
+  const sw = Math.hypot(sR[0] - sL[0], sR[1] - sL[1]);
+  const across: P = [(sR[0] - sL[0]) / sw, (sR[1] - sL[1]) / sw];
+  const down: P = [-across[1], across[0]];
+  const region = new Uint8Array(W * H);
+  for (const [s, o, sgn] of [['right', sL, -1], ['left', sR, 1]] as const) {
+    if (k[`${s}_elbow`]!.score <= 0.3) continue;
+    const at = (a: number, d: number): P => [o[0] + across[0] * a * sgn + down[0] * d, o[1] + across[1] * a * sgn + down[1] * d];
+    const m = polygonMask([at(0, -0.15 * sw), at(0.35 * sw, -0.15 * sw), at(0.35 * sw, 0.2 * sw), at(0, 0.2 * sw)], W, H);
+    for (let i = 0; i < m.length; i++) if (m[i]) region[i] = 1;
+  }
+  for (let i = 0; i < region.length; i++) if (p.body.person[i]! <= 127 || p.face[i] || p.front[i]) region[i] = 0;
+  return region;
+}
+
+/**
  * Where a short sleeve sits: each upper arm of the reference (MoveNet) from 10% to 40% of the way
  * from shoulder to elbow, 0.1 shoulder widths either side of it, on the person, off the face.
  * Printed only: what stays in front (inFront) takes bare arms, so no bound is set on it.
@@ -416,6 +444,7 @@ beforeAll(async () => {
       coveredAll: coverage(targetRegion(p, type, false)),
       shoulders: type === 'upper_body' ? coverage(shoulderBand(p)) : NaN,
       arms: type === 'upper_body' ? coverage(upperArms(p)) : NaN,
+      caps: type === 'upper_body' ? coverage(shoulderCaps(p)) : NaN,
       neck: type === 'upper_body' ? coverage(neckZone(p)) : NaN,
       through: showThrough(p.image, out, alpha),
       edge: edgeWidth(alpha, W, H),
@@ -427,7 +456,7 @@ beforeAll(async () => {
     });
   }
   const pct = (v: number) => `${(100 * v).toFixed(1)}%`;
-  console.log(['photo type garment: changed away from target | garment off body | region covered (visible part; whole region) | shoulder tops covered | upper arms covered | neck covered | print through | edge width | hue delta | face MAD | hands MAD', ...[...figures].map(([k, f]) => `${k}: ${pct(f.changedAway)} | ${pct(f.offBody)} | ${pct(f.covered)} (${pct(f.coveredAll)}) | ${Number.isNaN(f.shoulders) ? '-' : pct(f.shoulders)} | ${Number.isNaN(f.arms) ? '-' : pct(f.arms)} | ${Number.isNaN(f.neck) ? '-' : pct(f.neck)} | ${f.through.toFixed(2)} | ${f.edge.toFixed(2)} px | ${f.hueDelta.toFixed(1)} deg | ${f.faceMad.toFixed(2)} | ${f.handsMad.toFixed(2)}`)].join('\n'));
+  console.log(['photo type garment: changed away from target | garment off body | region covered (visible part; whole region) | shoulder tops covered | upper arms covered | shoulder caps covered | neck covered | print through | edge width | hue delta | face MAD | hands MAD', ...[...figures].map(([k, f]) => `${k}: ${pct(f.changedAway)} | ${pct(f.offBody)} | ${pct(f.covered)} (${pct(f.coveredAll)}) | ${Number.isNaN(f.shoulders) ? '-' : pct(f.shoulders)} | ${Number.isNaN(f.arms) ? '-' : pct(f.arms)} | ${Number.isNaN(f.caps) ? '-' : pct(f.caps)} | ${Number.isNaN(f.neck) ? '-' : pct(f.neck)} | ${f.through.toFixed(2)} | ${f.edge.toFixed(2)} px | ${f.hueDelta.toFixed(1)} deg | ${f.faceMad.toFixed(2)} | ${f.handsMad.toFixed(2)}`)].join('\n'));
 }, 400_000);
 
 /**
@@ -468,10 +497,21 @@ beforeAll(async () => {
  * people's faces are now cut out of the instance, and the reference takes its face by the shared
  * target rule.)
  */
+/**
+ * The photos whose target wears sleeves over the shoulder caps (looked at, by hand): s6-red-dress's
+ * long-sleeved dress (group-four is the same woman: her reference skeleton is the joined one, see
+ * above), messi's jersey. Before stop 32 a top's shoulders stopped at the upper arms' capsules,
+ * and the old sleeve showed over the cap between the new torso and its sleeve: s6-red-dress's long
+ * sleeve 59.5% of shoulderCaps covered (98.1% after), her T-shirt 93.6% (99.0%).
+ */
+const SLEEVED = ['s6-red-dress', 'group-four', 'messi'];
+
 const KNOWN: Record<string, string[]> = {
   // Her neck zone lies on her chest too: MoveNet's shoulders there belong to the same joined
   // skeleton (32.7% "covered"; her neck is bare on the picture).
-  'group-four upper_body tshirt': ['covered', 'neck'],
+  'group-four upper_body tshirt': ['covered', 'neck', 'caps'],
+  // His outstretched arm's jersey sleeve runs on past the T-shirt's short sleeve (34.0%).
+  'messi upper_body tshirt': ['caps'],
   's5-red-top upper_body tshirt': ['away', 'covered', 'shoulders'],
   's6-stripes upper_body tshirt': ['shoulders'],
   's5-navy upper_body tshirt': ['covered'],
@@ -493,6 +533,11 @@ describe.each(CASES.map(([n, t, g]) => `${n} ${t} ${g.name}`))('try-on %s', (key
     it("3. covers at least 55% of the shoulders' tops (a neckline under the chin, not a tube top)", 'shoulders', () => {
       expect(f().shoulders).toBeGreaterThanOrEqual(0.55);
     });
+    if (SLEEVED.some((n) => key.startsWith(`${n} `))) {
+      it("3. covers at least 80% of the shoulder caps where the old top has sleeves (no old clothing between the torso and the sleeve)", 'caps', () => {
+        expect(f().caps).toBeGreaterThanOrEqual(0.8);
+      });
+    }
     it('3. leaves the neck above the collar bare (under 10% of it covered)', 'neck', () => {
       expect(Number.isNaN(f().neck) || f().neck < 0.1).toBe(true);
     });

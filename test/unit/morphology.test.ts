@@ -113,6 +113,30 @@ describe('bleedColours', () => {
     expect([...data.subarray(3 * 4, 3 * 5)]).toEqual([255, 255, 255]);
   });
 
+  it('runs stripes that end at a straight outline on straight (no tapering, saw-toothed ends)', () => {
+    // Horizontal stripes, 3 rows red and 3 rows white, inside x < 10; grey background beyond.
+    const W = 24, H = 30;
+    const data = new Uint8Array(W * H * 3).fill(128);
+    const inside = new Uint8Array(W * H);
+    const stripe = (y: number) => (Math.floor(y / 3) % 2 ? [250, 250, 250] : [200, 20, 30]);
+    for (let y = 0; y < H; y++) for (let x = 0; x < 10; x++) (inside[y * W + x] = 1), data.set(stripe(y), 3 * (y * W + x));
+    const out = bleedColours({ data, width: W, height: H }, inside, 8);
+    for (let y = 0; y < H; y++) {
+      for (let x = 10; x < 18; x++) expect([...out.data.subarray(3 * (y * W + x), 3 * (y * W + x) + 3)], `(${x}, ${y})`).toEqual(stripe(y));
+    }
+  });
+
+  it('takes a diagonal neighbour where no 4-neighbour is coloured (round a corner)', () => {
+    const W = 3, H = 3;
+    const data = new Uint8Array(W * H * 3).fill(0);
+    data.set([90, 60, 30], 0);
+    const inside = new Uint8Array(W * H);
+    inside[0] = 1;
+    const out = bleedColours({ data, width: W, height: H }, inside, 1);
+    // (1, 1) touches (0, 0) only diagonally.
+    expect([...out.data.subarray(3 * 4, 3 * 5)]).toEqual([90, 60, 30]);
+  });
+
   it('averages the coloured neighbours where two colours meet', () => {
     const W = 3, H = 1;
     const data = new Uint8Array([0, 0, 0, 9, 9, 9, 100, 200, 50]);

@@ -257,7 +257,7 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
   const hull = hullFill(grown, W, H, hipRow - 0.1 * b.tl);
 
   /** Torso-like strip from `top` along `dir` for `length`, edges measured on `allowed`. */
-  const measured = (top: P, dir: P, length: number, stations: number[], allowed: Uint8Array, skip: Uint8Array | null, minHalf: number, maxHalf: number, fixed?: (f: number) => [number, number] | null, widerOff?: Uint8Array): Strip => {
+  const measured = (top: P, dir: P, length: number, stations: number[], allowed: Uint8Array, skip: Uint8Array | null, minHalf: number, maxHalf: number, fixed?: (f: number) => [number, number] | null, widerOff?: Uint8Array, widerOn: Uint8Array = allowed): Strip => {
     const s: Strip = { centre: [], left: [], right: [] };
     const n: P = unit(perp(dir));
     const acrossN: P = n[0] * across[0] + n[1] * across[1] >= 0 ? n : [-n[0], -n[1]];
@@ -265,10 +265,10 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
     for (const f of stations) {
       const c = add(top, dir, f * length);
       const fx = fixed?.(f);
-      const walk = (sgn: number, through: Uint8Array | null, deny?: Uint8Array) => edgeDistance(c, [sgn * acrossN[0], sgn * acrossN[1]], maxHalf, gap, allowed, through, W, H, deny);
-      // With `widerOff`, a fixed station still reaches as far as `allowed` less it goes, walked
+      const walk = (sgn: number, through: Uint8Array | null, deny?: Uint8Array, on = allowed) => edgeDistance(c, [sgn * acrossN[0], sgn * acrossN[1]], maxHalf, gap, on, through, W, H, deny);
+      // With `widerOff`, a fixed station still reaches as far as `widerOn` less it goes, walked
       // without skipping the arms (they stop it): the body there may be wider than the fixed width.
-      const side = (sgn: number, k: 0 | 1) => (!fx ? walk(sgn, skip) : widerOff ? Math.max(fx[k], walk(sgn, null, widerOff) ?? 0) : fx[k]);
+      const side = (sgn: number, k: 0 | 1) => (!fx ? walk(sgn, skip) : widerOff ? Math.max(fx[k], walk(sgn, null, widerOff, widerOn) ?? 0) : fx[k]);
       const dl = side(-1, 0), dr = side(1, 1);
       const hl = Math.min(maxHalf, Math.max(minHalf, dl ?? minHalf)), hr = Math.min(maxHalf, Math.max(minHalf, dr ?? minHalf));
       s.centre.push(c);
@@ -303,12 +303,16 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
     // the face and hair): a body turned or leaning towards the camera is wider there than its
     // shoulder joints, and the fixed widths left the old dress in a strip between the new top and
     // the arm (s5-navy), filled with a smear of skin and wall.
-    strips.torso = measured(add(b.neck, down, -lift), down, length, TORSO_STATIONS, allowed, armsAll, 0.3 * size, 1.1 * size, sideShoulder, protect);
     // Arms beside or in front of the torso stay out of it (a sleeve, if any, covers them).
     // The shoulder cap (the top quarter of the upper arm) is the torso's: the sleeve starts below
     // it, and cutting it out of both left the old clothing showing on top of the shoulder.
     const base = type === 'dresses' ? hull : grown;
     const lowArms = shapesMask(clothed.map((s) => ({ a: lerp(b[s].shoulder, b[s].elbow, 0.3), b: b[s].elbow, r: clothedHalf })), W, H);
+    // A top's shoulder stations reach the shoulder caps' outline: the clip gives the caps to the
+    // torso, and a torso whose shoulders stopped at the upper arms' capsules left the old dress
+    // showing over the cap between its edge and the sleeve (s6-red-dress).
+    const capsOn = type === 'upper_body' ? andNot(instance, arms, lowArms) : allowed;
+    strips.torso = measured(add(b.neck, down, -lift), down, length, TORSO_STATIONS, allowed, armsAll, 0.3 * size, 1.1 * size, sideShoulder, protect, capsOn);
     clips.torso = andNot(base, arms, lowArms);
     for (const s of seen) {
       const l = lengths[`sleeve${s}`];
