@@ -477,6 +477,36 @@ describe('hairstyle on the development photos (issue 11, independent references)
     }
   }, 60_000);
 
+  it("splits the hair between the target and a neighbour where their hair meets, not on a straight line between their faces (hand-annotated regions)", async () => {
+    // Hand-annotated on the input (s6-centre-right, 782x782): A, her own hair hanging beside her
+    // cheek towards the neighbour on the image's right, past the straight line that split the photo
+    // between the two faces by distance (x ~556 there); B, the neighbour's hair beside her own face.
+    // Before stop 32 A was left standing as the neighbour's (unchanged with a short style: a
+    // column of filled background beside the cheek, ended by that line through dark hair).
+    const ph = await hairPhoto('s6-centre-right');
+    const input = await decodeImage(ph.bytes, { maxPixels: 4e7 });
+    const W = input.width;
+    const A: Array<[number, number]> = [[558, 250], [575, 250], [585, 400], [560, 400]];
+    const inA = (x: number, y: number) => {
+      let c = false;
+      for (let i = 0, j = A.length - 1; i < A.length; j = i++) {
+        const [xi, yi] = A[i]!, [xj, yj] = A[j]!;
+        if (yi > y !== yj > y && x < ((xj - xi) * (y - yi)) / (yj - yi) + xi) c = !c;
+      }
+      return c;
+    };
+    for (const style of ['Short Hair', 'Buzz Cut'] as Hairstyle[]) {
+      const { out } = await runHairstyle(ph.bytes, style, 'brown');
+      let n = 0, changed = 0;
+      for (let y = 250; y < 400; y++) for (let x = 556; x < 586; x++) if (inA(x + 0.5, y + 0.5)) (n++, pixelChanged(input, out, y * W + x) && changed++);
+      const b = new Uint8Array(input.width * input.height);
+      for (let y = 170; y < 300; y++) b.fill(1, y * W + 592, y * W + 605);
+      console.log(`s6-centre-right ${style}: her hair past the distance split ${((100 * changed) / n).toFixed(1)}% changed; the neighbour's hair MAD ${mad(input, out, b).toFixed(2)}`);
+      expect(changed / n, style).toBeGreaterThan(0.25);
+      expect(mad(input, out, b), style).toBeLessThanOrEqual(2);
+    }
+  }, 60_000);
+
   it('fills long hair lying over a top below the parser\'s crop with texture, not one flat colour (hand-annotated boxes)', async () => {
     // Hand-annotated on the input (s6-left, 696x748): a box of her wavy hair lying over her green
     // top at the image's right, below the face parser's crop, and a box of that top where it shows

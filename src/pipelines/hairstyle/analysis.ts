@@ -204,7 +204,7 @@ export async function analyze(ctx: PipelineContext, images: readonly RgbImage[],
   }
   // Other people's pixels (nearer another face) are never changed by the removal.
   const others = await t.time('postprocess', () => othersMask(best.face, best.others, W, H));
-  const base = { image: best.image, frame, anchors, protect, others };
+  const base = { image: best.image, frame, anchors, protect, others, faces: { target: best.face, others: best.others } };
   // Once the models run (in their thread), this resolves and the caller draws meanwhile.
   const { found } =
     stringParam(ctx.params, 'hair_source', 'hairstyle') === 'parsing'

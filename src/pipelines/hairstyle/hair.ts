@@ -4,7 +4,8 @@
 //   parsing       BiSeNet face parsing (hair and hat classes) around the target face; the parts
 //                 attached to the target's head, never on pixels nearer another face (detected,
 //                 or a face cut by the photo's edge that the parser leaves as background on the
-//                 person mask: undetectedOthers); what lies
+//                 person mask: undetectedOthers), where the hair of a detected neighbour meets
+//                 the target's split by the two hairs' colours (contestedHair); what lies
 //                 under each hair pixel: the class of the nearest non-hair pixel (a flood from the
 //                 hair's border), sources: the pixels of that class around it
 //   segmentation  without BiSeNet: the person mask, off the face: a cap over the skull, and below it
@@ -55,6 +56,8 @@ interface Head {
   protect: Uint8Array;
   /** 1 on other people's pixels (nearer another face). */
   others: Uint8Array;
+  /** The target's face and the other detected faces (`others` is their split). */
+  faces?: { target: Face; others: readonly Face[] };
 }
 
 /**
@@ -197,7 +200,7 @@ const NEIGHBOUR_SKIN = 0.4;
  * nearer such a piece than the target's head is that neighbour's (their hair, joined to the
  * target's, included). Returns the head's `others` with them added.
  */
-function undetectedOthers(h: Head, labels: Uint8Array, crop: Box, person: Uint8Array): Uint8Array {
+function undetectedOthers(h: Head, labels: Uint8Array, crop: Box, person: Uint8Array, soft: Uint8Array, sb: Box): Uint8Array {
   const { image, frame, anchors } = h;
   const W = image.width, H = image.height;
   const seeds = new Uint8Array(W * H);
@@ -267,6 +270,148 @@ function undetectedOthers(h: Head, labels: Uint8Array, crop: Box, person: Uint8A
   const out = copyBytes(h.others);
   // Clearly nearer (by a quarter): the target's own hair between the two heads stays hers.
   for (let i = 0; i < out.length; i++) if (1.25 * dn[i]! < dt[i]!) out[i] = 1;
+  // And past that split the hair of the target's colours is hers (splitByColour; she gives none
+  // up: a neighbour found this way is a guess, and on s5-back her own lighter strands against the
+  // window went to it, long hair left 0.128 -> 0.157).
+  if (sb.x1 <= sb.x0) return out;
+  const bw = sb.x1 - sb.x0;
+  const q = new Float32Array(bw * (sb.y1 - sb.y0));
+  for (let y = sb.y0; y < sb.y1; y++) {
+    for (let x = sb.x0, i = y * W + x; x < sb.x1; x++, i++) if (soft[i]! > 77 && !h.others[i]) q[(y - sb.y0) * bw + (x - sb.x0)] = (1.25 * dn[i]!) / Math.max(1e-6, dt[i]!);
+  }
+  return splitByColour({ ...h, others: out }, soft, sb, q, out, true);
+}
+
+/** How far either side of a split between the target and a neighbour (in the ratio of their distances) hair is contested. */
+const CONTESTED = 1.4;
+
+/**
+ * The split between the target's hair and a detected neighbour's. `others` splits the photo
+ * between faces by distance (scaled by face size): a straight line between two heads, which cut
+ * through the hair of whichever head's hair hangs past it, and the removal then filled a column of
+ * background beside the target's cheek whose far side was that straight line through dark hair
+ * (s6-centre-right). Here the hair near that line is split by the two hairs' colours
+ * (splitByColour). Returns `others` revised (a copy), or as it was where there is no neighbour.
+ */
+function contestedHair(h: Head, soft: Uint8Array, sb: Box): Uint8Array {
+  const faces = h.faces;
+  if (!faces || faces.others.length === 0 || sb.x1 <= sb.x0) return h.others;
+  const W = h.image.width, bw = sb.x1 - sb.x0;
+  const centre = (f: Face) => [f.box.x + f.box.width / 2, f.box.y + f.box.height / 2, Math.max(f.box.width, f.box.height)] as const;
+  const [tx, ty, ts] = centre(faces.target);
+  const os = faces.others.map(centre);
+  const q = new Float32Array(bw * (sb.y1 - sb.y0));
+  for (let y = sb.y0; y < sb.y1; y++) {
+    for (let x = sb.x0; x < sb.x1; x++) {
+      if (soft[y * W + x]! <= 77) continue;
+      const dt = Math.hypot(x + 0.5 - tx, y + 0.5 - ty) / ts;
+      let dn = Infinity;
+      for (const [ox, oy, osz] of os) dn = Math.min(dn, Math.hypot(x + 0.5 - ox, y + 0.5 - oy) / osz);
+      q[(y - sb.y0) * bw + (x - sb.x0)] = dn / Math.max(1e-6, dt);
+    }
+  }
+  return splitByColour(h, soft, sb, q, h.others);
+}
+
+/**
+ * Hair pixels (the parser's soft mask over 77) within a ratio of CONTESTED either side of a split
+ * between the target and a neighbour (`q`, per pixel of the box `sb`: the neighbour's distance over
+ * the target's, under 1 on the neighbour's side) go to whichever of the two people's hair colours
+ * they are likelier under (colour histograms of the hair that lies clearly on each side), with the
+ * split's side as a weak prior, the evidence pooled over a window, and kept for the target only
+ * where connected to the hair clearly hers. Past the split the target takes hair beside her head
+ * only, not below her chin; with `gainOnly` (or too little of the neighbour's hair to know its
+ * colour) she gives none of hers up. Returns `base` (1 = the neighbour's) revised, a copy; or
+ * `base` where too little of the target's hair lies clear of the split to know its colour.
+ */
+function splitByColour(h: Head, soft: Uint8Array, sb: Box, q: Float32Array, base: Uint8Array, gainOnly = false): Uint8Array {
+  const W = h.image.width, data = h.image.data;
+  const bw = sb.x1 - sb.x0, bh = sb.y1 - sb.y0;
+  const ts = h.frame.scale;
+  const BINS = 8, SHIFT = 5;
+  const histT = new Float64Array(BINS ** 3), histN = new Float64Array(BINS ** 3);
+  let nT = 0, nN = 0, contested = 0;
+  const bin = (i: number) => ((data[3 * i]! >> SHIFT) * BINS + (data[3 * i + 1]! >> SHIFT)) * BINS + (data[3 * i + 2]! >> SHIFT);
+  for (let y = sb.y0; y < sb.y1; y++) {
+    for (let x = sb.x0; x < sb.x1; x++) {
+      const i = y * W + x, r = q[(y - sb.y0) * bw + (x - sb.x0)]!;
+      if (soft[i]! <= 77) continue;
+      if (r >= CONTESTED) (histT[bin(i)]! += 1), nT++;
+      else if (r <= 1 / CONTESTED) (histN[bin(i)]! += 1), nN++;
+      else contested++;
+    }
+  }
+  // Too little of the neighbour's hair in the parser's crop: any colour is as likely hers, and the
+  // target takes the hair of her own hair's colours past the split, but gives none of hers up
+  // (less typical strands of her own, against a bright window, went to the neighbour on s5-back).
+  if (contested === 0 || nT < 200) return base;
+  const neighbourKnown = nN >= 200 && !gainOnly;
+  if (!neighbourKnown) (histN.fill(0), (nN = 0));
+  // Per contested pixel, the log-likelihood ratio of the two colours (Laplace-smoothed) with the
+  // split's side as a prior of up to ~2:1; then its mean over a window of a twentieth of the
+  // face's width (the two colours overlap: per pixel, the boundary was speckled, and every speck
+  // of the neighbour's hair taken for the target's was filled with background).
+  const score = new Float32Array(bw * bh);
+  const inZone = new Uint8Array(bw * bh);
+  for (let y = sb.y0; y < sb.y1; y++) {
+    for (let x = sb.x0; x < sb.x1; x++) {
+      const i = y * W + x, j = (y - sb.y0) * bw + (x - sb.x0);
+      const r = q[j]!;
+      if (soft[i]! <= 77 || r >= CONTESTED || r <= 1 / CONTESTED || (!neighbourKnown && r >= 1)) continue;
+      // Past the split the target claims hair beside her head only, not below her chin: there a
+      // neighbour's tips of a colour like hers lay under the neighbour's cheek (s6-centre-right),
+      // and the removal filled them with the window behind.
+      if (r < 1 && frameV(h.frame, x + 0.5, y + 0.5) > h.anchors.chin) continue;
+      inZone[j] = 1;
+      const k = bin(i);
+      score[j] = Math.log((histT[k]! + 1) / (nT + BINS ** 3)) - Math.log((histN[k]! + 1) / (nN + BINS ** 3)) + 2 * Math.log(r);
+    }
+  }
+  const R = Math.max(2, Math.round(0.05 * ts));
+  // A summed-area table of the zone's scores (0 off the zone): the window's sum has the sign of its mean.
+  const S = new Float64Array((bw + 1) * (bh + 1));
+  for (let y = 0; y < bh; y++) {
+    let rs = 0;
+    for (let x = 0; x < bw; x++) {
+      rs += score[y * bw + x]!;
+      S[(y + 1) * (bw + 1) + x + 1] = S[y * (bw + 1) + x + 1]! + rs;
+    }
+  }
+  const mine = new Uint8Array(bw * bh);
+  for (let y = 0; y < bh; y++) {
+    const ya = Math.max(0, y - R), yb = Math.min(bh, y + R + 1);
+    for (let x = 0; x < bw; x++) {
+      const j = y * bw + x;
+      if (!inZone[j]) continue;
+      const xa = Math.max(0, x - R), xb = Math.min(bw, x + R + 1);
+      const a = ya * (bw + 1), b = yb * (bw + 1);
+      mine[j] = S[b + xb]! - S[b + xa]! - S[a + xb]! + S[a + xa]! > 0 ? 1 : 0;
+    }
+  }
+  // The target keeps only what joins the hair clearly hers (4-connected through her contested pixels).
+  const keep = new Uint8Array(bw * bh);
+  const queue: number[] = [];
+  for (let y = sb.y0; y < sb.y1; y++) {
+    for (let x = sb.x0; x < sb.x1; x++) {
+      const j = (y - sb.y0) * bw + (x - sb.x0);
+      if (soft[y * W + x]! > 77 && q[j]! >= CONTESTED) (keep[j] = 1), queue.push(j);
+    }
+  }
+  for (let k = 0; k < queue.length; k++) {
+    const j = queue[k]!, x = j % bw;
+    for (const n of [x > 0 ? j - 1 : -1, x < bw - 1 ? j + 1 : -1, j - bw, j + bw]) {
+      if (n < 0 || n >= keep.length || keep[n] || !inZone[n] || !mine[n]) continue;
+      keep[n] = 1;
+      queue.push(n);
+    }
+  }
+  const out = copyBytes(base);
+  for (let y = sb.y0; y < sb.y1; y++) {
+    for (let x = sb.x0; x < sb.x1; x++) {
+      const j = (y - sb.y0) * bw + (x - sb.x0);
+      if (inZone[j]) out[y * W + x] = keep[j] ? 0 : 1;
+    }
+  }
   return out;
 }
 
@@ -303,10 +448,10 @@ function parsedHair(h: Head, parse: FaceParse, soft: Uint8Array, person: Uint8Ar
   const crop: Box = { x0: Math.max(0, Math.floor(cx)), x1: Math.min(W, Math.ceil(cx + size)), y0: Math.max(0, Math.floor(cy)), y1: Math.min(H, Math.ceil(cy + size)) };
   const inCrop = new Uint8Array(W * H);
   for (let y = crop.y0; y < crop.y1; y++) inCrop.fill(1, y * W + crop.x0, y * W + crop.x1);
-  const others = undetectedOthers(h, parse.labels, crop, person);
   // The soft hair is 0 outside its box (it may reach a pixel past the crop's box: its placement rounds).
   const r = maskBox(soft, W, H);
   const sb: Box = r ? { x0: r.x, x1: r.x + r.width, y0: r.y, y1: r.y + r.height } : { x0: 0, x1: 0, y0: 0, y1: 0 };
+  const others = undetectedOthers({ ...h, others: contestedHair(h, soft, sb) }, parse.labels, crop, person, soft, sb);
   const bin = new Uint8Array(W * H);
   for (let y = sb.y0; y < sb.y1; y++) for (let x = sb.x0, i = y * W + x; x < sb.x1; x++, i++) bin[i] = soft[i]! > 77 && !others[i] ? 1 : 0;
   const parsed = componentsTouching(bin, headZone(h, bin, sb), W, H);
