@@ -162,5 +162,6 @@ export async function demoHairstyle(file: string | undefined, rest: string[]): P
   const debugFile = outFile.replace(/(\.[a-z]+)?$/i, '-debug.jpg');
   await sharp({ create: { width: 3 * big, height: 2 * (big + head), channels: 3, background: '#111' } }).composite(dtiles).jpeg({ quality: 88 }).toFile(debugFile);
   console.log(`wrote ${debugFile} (target, old hair, removal groups, fill, new alpha, result); look ${JSON.stringify(look)}`);
-  sessions.releaseAll();
+  // Awaited: demo.ts exits right after, and a model thread still closing then aborted the process at times.
+  await sessions.releaseAll();
 }
