@@ -461,7 +461,12 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
   const top = add(b.neck, down, 0.05 * b.tl);
   const bottom = add(b.pelvis, down, type === 'upper_body' ? 0.1 * b.tl : 0.4 * b.tl);
   const span = Math.max(1, len(sub(bottom, top)));
-  return { strips, clips, arms, hands, band: bandMask(torsoAllowed, W, H, top, down, span), cuffs };
+  // The clothing on an upper arm is never filled (tryon.json: it stays where no sleeve covers it):
+  // an old sleeve is wider than BlazePose's upper-arm capsule, and the band took the rest of it,
+  // filled with the background where the new sleeve did not reach (a grey patch on messi's raised
+  // arm, his jersey's short sleeve).
+  const wideArms = shapesMask(seen.map((sd) => ({ a: lerp(b[sd].shoulder, b[sd].elbow, 0.2), b: b[sd].elbow, r: 0.22 * armRef })), W, H);
+  return { strips, clips, arms, hands, band: bandMask(andNot(torsoAllowed, wideArms), W, H, top, down, span), cuffs };
 }
 
 /**
