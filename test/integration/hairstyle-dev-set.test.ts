@@ -30,6 +30,7 @@ import { HAIR_OTHER_PHOTOS, HAIR_PHOTOS, HAIR_VARIANTS, facePhoto, hairPhoto, ty
 import { belowBrows, bodyReference, referenceFaces, referenceParsing, releaseReferences, type ReferenceFace } from '../helpers/references.ts';
 import { ovalMask } from '../../src/steps/face-mesh.ts';
 import { dilate } from '../../src/imaging/morphology.ts';
+import { polygonMask } from '../../src/imaging/polygon.ts';
 import { blurSigma } from '../../src/imaging/blur.ts';
 import sharp from 'sharp';
 import { modelThreadGraphs } from '../../src/pipelines/index.ts';
@@ -486,19 +487,11 @@ describe('hairstyle on the development photos (issue 11, independent references)
     const ph = await hairPhoto('s6-centre-right');
     const input = await decodeImage(ph.bytes, { maxPixels: 4e7 });
     const W = input.width;
-    const A: Array<[number, number]> = [[558, 250], [575, 250], [585, 400], [560, 400]];
-    const inA = (x: number, y: number) => {
-      let c = false;
-      for (let i = 0, j = A.length - 1; i < A.length; j = i++) {
-        const [xi, yi] = A[i]!, [xj, yj] = A[j]!;
-        if (yi > y !== yj > y && x < ((xj - xi) * (y - yi)) / (yj - yi) + xi) c = !c;
-      }
-      return c;
-    };
+    const A = polygonMask([[558, 250], [575, 250], [585, 400], [560, 400]], W, input.height);
     for (const style of ['Short Hair', 'Buzz Cut'] as Hairstyle[]) {
       const { out } = await runHairstyle(ph.bytes, style, 'brown');
       let n = 0, changed = 0;
-      for (let y = 250; y < 400; y++) for (let x = 556; x < 586; x++) if (inA(x + 0.5, y + 0.5)) (n++, pixelChanged(input, out, y * W + x) && changed++);
+      for (let i = 0; i < A.length; i++) if (A[i]) (n++, pixelChanged(input, out, i) && changed++);
       const b = new Uint8Array(input.width * input.height);
       for (let y = 170; y < 300; y++) b.fill(1, y * W + 592, y * W + 605);
       console.log(`s6-centre-right ${style}: her hair past the distance split ${((100 * changed) / n).toFixed(1)}% changed; the neighbour's hair MAD ${mad(input, out, b).toFixed(2)}`);

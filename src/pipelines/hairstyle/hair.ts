@@ -279,7 +279,7 @@ function undetectedOthers(h: Head, labels: Uint8Array, crop: Box, person: Uint8A
   for (let y = sb.y0; y < sb.y1; y++) {
     for (let x = sb.x0, i = y * W + x; x < sb.x1; x++, i++) if (soft[i]! > 77 && !h.others[i]) q[(y - sb.y0) * bw + (x - sb.x0)] = (1.25 * dn[i]!) / Math.max(1e-6, dt[i]!);
   }
-  return splitByColour({ ...h, others: out }, soft, sb, q, out, true);
+  return splitByColour(h, soft, sb, q, out, true);
 }
 
 /** How far either side of a split between the target and a neighbour (in the ratio of their distances) hair is contested. */
