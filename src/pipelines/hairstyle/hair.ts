@@ -20,7 +20,7 @@ import { labAt, skinLike } from '../../steps/color.ts';
 import type { Face } from '../../steps/face-detection.ts';
 import { CELEBAMASK_CLASSES, CLASS, parseFaceSoon, softClassMask, type FaceParse, type FaceParsingParams } from '../../steps/face-parsing.ts';
 import { segmentPersonSoon } from '../../steps/person-segmentation.ts';
-import { frameBox, frameU, frameV, fromFrame, jawLine, type Anchors, type Frame } from './frame.ts';
+import { frameBox, frameU, frameV, fromFrame, jawLine, rollDegrees, type Anchors, type Frame } from './frame.ts';
 
 /** Fill groups: what a removed hair pixel most likely hides. 0 = nothing to fill. */
 export const UNDER = { background: 1, skin: 2, clothing: 3 } as const;
@@ -669,10 +669,116 @@ function underFrom(h: Head, known: Uint8Array, parsed: Uint8Array | null, hair: 
       under[i] = skull ? UNDER.skin : UNDER.background;
     }
   }
+  // (With the parser's classes only: the version without it was not looked at this way.)
+  if (parsed) bodyUnderHair(h, known, hair, person, box, chinX, chinY, under, unknown);
   floodGroups(seeds, unknown, W, H);
   for (let i = 0; i < under.length; i++) if (under[i] === 0) under[i] = seeds[i] || UNDER.clothing;
   giveBack(seeds, unknown);
   return under;
+}
+
+/**
+ * Hair in the rows below the chin (from a little above them) taken for what is behind the body
+ * (by the body model, bodyFlare, or, on a rolled head, as lying beside the head above the chin's
+ * tilted line), where the body goes on under it: a shoulder raised towards a tilted head (on
+ * s5-left the hair over her shoulder was filled with the stairs behind her, a brown blob inside
+ * the shoulder). Per connected piece of such hair: when 80% of its pixels' rows run between the
+ * target's skin on both sides, the shoulder's outline seen beyond its outer side (away from the chin) is
+ * continued under it as a straight line (least squares over the outline's last 0.25 face widths),
+ * and the hair below that line is left to the body's flood. Only on a head within 20 degrees of
+ * upright. In place.
+ */
+function bodyUnderHair(h: Head, known: Uint8Array, hair: Uint8Array, person: Uint8Array, box: Box, chinX: number, chinY: number, under: Uint8Array, unknown: Uint8Array): void {
+  const W = h.image.width, data = h.image.data, scale = h.frame.scale;
+  // The rows stand for the body's across only while the photo is about upright (s6-centre-left
+  // rotated 35 degrees: the skin plate beside her neck grew onto the blinds).
+  if (Math.abs(rollDegrees(h.frame)) > 20) return;
+  // The target's skin: the parser's, or (it calls a shoulder background at times) skin-coloured
+  // person pixels it did not call clothing, off the hair and other people. Not clothing: a
+  // neighbour's top beside the target's neck is clothing on the person mask too.
+  const bodyAt = (j: number) => !hair[j] && !h.others[j] && person[j]! > 128 && (known[j] === UNDER.skin || (known[j] === NOT_KNOWN && skinLike(data[3 * j]!, data[3 * j + 1]!, data[3 * j + 2]!)));
+  // Looked for a few pixels past a run's end (the hair's soft fringe lies between).
+  const reach = Math.max(2, Math.round(0.03 * scale));
+  const body = (y: number, from: number, step: number) => {
+    for (let k = 0, x = from; k < reach && x >= 0 && x < W; k++, x += step) if (bodyAt(y * W + x)) return true;
+    return false;
+  };
+  const y0 = Math.max(box.y0, Math.ceil(chinY - 0.15 * scale));
+  if (y0 >= box.y1) return;
+  const bw = box.x1 - box.x0, bh = box.y1 - y0;
+  const cand = new Uint8Array(bw * bh), enclosed = new Uint8Array(bw * bh);
+  let any = false;
+  for (let y = y0; y < box.y1; y++) {
+    let x = box.x0;
+    while (x < box.x1) {
+      if (!hair[y * W + x]) {
+        x++;
+        continue;
+      }
+      let e = x;
+      while (e < box.x1 && hair[y * W + e]) e++;
+      const inside = body(y, x - 1, -1) && body(y, e, 1);
+      for (let k = x; k < e; k++) {
+        const i = y * W + k;
+        if (under[i] !== UNDER.background || known[i] !== NOT_KNOWN) continue;
+        const j = (y - y0) * bw + (k - box.x0);
+        cand[j] = 1;
+        if (inside) (enclosed[j] = 1), (any = true);
+      }
+      x = e;
+    }
+  }
+  if (!any) return;
+  const seen = new Uint8Array(bw * bh);
+  const piece: number[] = [];
+  for (let s = 0; s < cand.length; s++) {
+    if (!cand[s] || seen[s]) continue;
+    piece.length = 0;
+    piece.push(s);
+    seen[s] = 1;
+    let inside = 0, xa = bw, xb = -1;
+    for (let k = 0; k < piece.length; k++) {
+      const j = piece[k]!, x = j % bw;
+      inside += enclosed[j]!;
+      (xa = Math.min(xa, x)), (xb = Math.max(xb, x));
+      for (const n of [x > 0 ? j - 1 : -1, x < bw - 1 ? j + 1 : -1, j - bw, j + bw]) {
+        if (n < 0 || n >= cand.length || !cand[n] || seen[n]) continue;
+        seen[n] = 1;
+        piece.push(n);
+      }
+    }
+    // Per row the runs alternated between skin and background beside a neck: the piece decides,
+    // by a clear majority (0.86 of s5-left's shoulder; hair beside a neck whose far side is only
+    // partly a neighbour's skin, 0.67-0.74 on s5-top, s6-centre-right and s5-right rolled 15
+    // degrees, stays over the background: filled with the body there, the tips hanging below it
+    // read as hair to the face parser, next to skin instead of the wall).
+    if (inside < 0.8 * piece.length) continue;
+    // The outline beyond the outer side: per column, the first skin pixel from y0 down whose pixel
+    // above is not hair (seen against what is behind).
+    const outward = box.x0 + (xa + xb) / 2 < chinX ? -1 : 1;
+    const edge = outward < 0 ? box.x0 + xa - 1 : box.x0 + xb + 1;
+    const span = Math.round(0.25 * scale);
+    let n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (let d = reach; d < span; d++) {
+      const x = edge + outward * d;
+      if (x < 0 || x >= W) break;
+      for (let y = y0; y < box.y1; y++) {
+        if (!bodyAt(y * W + x)) continue;
+        if (y > y0 && !hair[(y - 1) * W + x]) (n++, (sx += x), (sy += y), (sxx += x * x), (sxy += x * y));
+        break;
+      }
+    }
+    if (n < 0.1 * scale) continue;
+    const den = n * sxx - sx * sx;
+    const slope = den > 1e-6 ? (n * sxy - sx * sy) / den : 0;
+    const icpt = (sy - slope * sx) / n;
+    for (const j of piece) {
+      const x = (j % bw) + box.x0, y = Math.floor(j / bw) + y0;
+      if (y < slope * x + icpt) continue;
+      const i = y * W + x;
+      (under[i] = 0), (unknown[i] = 1);
+    }
+  }
 }
 
 /** Per fill group, where the fill may copy from (HairFinding.sources). */
