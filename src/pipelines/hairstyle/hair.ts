@@ -670,7 +670,10 @@ function underFrom(h: Head, known: Uint8Array, parsed: Uint8Array | null, hair: 
     }
   }
   // (With the parser's classes only: the version without it was not looked at this way.)
-  if (parsed) bodyUnderHair(h, known, hair, person, box, chinX, chinY, under, unknown);
+  if (parsed) {
+    bodyUnderHair(h, known, hair, person, box, chinX, chinY, under, unknown);
+    besideBody(h, known, hair, person, box, chinY, under, unknown);
+  }
   floodGroups(seeds, unknown, W, H);
   for (let i = 0; i < under.length; i++) if (under[i] === 0) under[i] = seeds[i] || UNDER.clothing;
   giveBack(seeds, unknown);
@@ -777,6 +780,107 @@ function bodyUnderHair(h: Head, known: Uint8Array, hair: Uint8Array, person: Uin
       if (y < slope * x + icpt) continue;
       const i = y * W + x;
       (under[i] = 0), (unknown[i] = 1);
+    }
+  }
+}
+
+/**
+ * Hair below the chin that the body model (bodyFlare) gives to the body, but that hangs beside it
+ * over the background: the model's shoulders are wider than a narrow or turned body's (on s6-right
+ * the tips beside her shoulder were filled from her top's white strap, a white triangle on the
+ * wall). Per connected piece of such hair whose pixels' rows run, for 80% of them, from the
+ * target's body on one side to the background (off the person mask) on the other, the body's side
+ * outline seen just below the piece (where body meets background, over 0.25 face widths of rows)
+ * is continued up through it as a straight line, and the hair beyond it is the background's. Only
+ * on a head within 20 degrees of upright. In place.
+ */
+function besideBody(h: Head, known: Uint8Array, hair: Uint8Array, person: Uint8Array, box: Box, chinY: number, under: Uint8Array, unknown: Uint8Array): void {
+  if (Math.abs(rollDegrees(h.frame)) > 20) return;
+  const W = h.image.width, scale = h.frame.scale;
+  const bodyAt = (j: number) => !hair[j] && !h.others[j] && person[j]! > 128;
+  const wallAt = (j: number) => !hair[j] && person[j]! < 80;
+  const reach = Math.max(2, Math.round(0.03 * scale));
+  const side = (y: number, from: number, step: number): 'body' | 'wall' | null => {
+    for (let k = 0, x = from; k < reach && x >= 0 && x < W; k++, x += step) {
+      if (bodyAt(y * W + x)) return 'body';
+      if (wallAt(y * W + x)) return 'wall';
+    }
+    return null;
+  };
+  const y0 = Math.max(box.y0, Math.ceil(chinY));
+  if (y0 >= box.y1) return;
+  const bw = box.x1 - box.x0, bh = box.y1 - y0;
+  // Per candidate: 1 where its run has the wall on the right (body on the left), 2 the reverse.
+  const cand = new Uint8Array(bw * bh), beside = new Uint8Array(bw * bh);
+  let any = false;
+  for (let y = y0; y < box.y1; y++) {
+    let x = box.x0;
+    while (x < box.x1) {
+      if (!hair[y * W + x]) {
+        x++;
+        continue;
+      }
+      let e = x;
+      while (e < box.x1 && hair[y * W + e]) e++;
+      const l = side(y, x - 1, -1), r = side(y, e, 1);
+      const kind = l === 'body' && r === 'wall' ? 1 : l === 'wall' && r === 'body' ? 2 : 0;
+      for (let k = x; k < e; k++) {
+        const i = y * W + k;
+        if (!unknown[i] || under[i] !== 0 || known[i] !== NOT_KNOWN) continue;
+        const j = (y - y0) * bw + (k - box.x0);
+        cand[j] = 1;
+        if (kind) (beside[j] = kind), (any = true);
+      }
+      x = e;
+    }
+  }
+  if (!any) return;
+  const seen = new Uint8Array(bw * bh);
+  const piece: number[] = [];
+  for (let s = 0; s < cand.length; s++) {
+    if (!cand[s] || seen[s]) continue;
+    piece.length = 0;
+    piece.push(s);
+    seen[s] = 1;
+    let right = 0, left = 0, xa = bw, xb = -1, yb = -1;
+    for (let k = 0; k < piece.length; k++) {
+      const j = piece[k]!, x = j % bw;
+      if (beside[j] === 1) right++;
+      else if (beside[j] === 2) left++;
+      (xa = Math.min(xa, x)), (xb = Math.max(xb, x)), (yb = Math.max(yb, Math.floor(j / bw)));
+      for (const n of [x > 0 ? j - 1 : -1, x < bw - 1 ? j + 1 : -1, j - bw, j + bw]) {
+        if (n < 0 || n >= cand.length || !cand[n] || seen[n]) continue;
+        seen[n] = 1;
+        piece.push(n);
+      }
+    }
+    const outward = right >= 0.8 * piece.length ? 1 : left >= 0.8 * piece.length ? -1 : 0;
+    if (!outward) continue;
+    // The outline below the piece: per row, the first wall pixel past the body, walked outwards
+    // from the piece's inner side.
+    const span = Math.round(0.25 * scale);
+    const start = box.x0 + (outward > 0 ? xa : xb) - outward * reach;
+    let n = 0, sy = 0, sx = 0, syy = 0, sxy = 0;
+    for (let y = y0 + yb + 1; y < Math.min(h.image.height, y0 + yb + 1 + span); y++) {
+      let seenBody = false;
+      for (let k = 0, x = start; k < (xb - xa) + 2 * span && x >= 0 && x < W; k++, x += outward) {
+        const j = y * W + x;
+        if (bodyAt(j)) seenBody = true;
+        else if (seenBody && wallAt(j)) {
+          (n++, (sy += y), (sx += x), (syy += y * y), (sxy += x * y));
+          break;
+        }
+      }
+    }
+    if (n < 0.1 * scale) continue;
+    const den = n * syy - sy * sy;
+    const slope = den > 1e-6 ? (n * sxy - sx * sy) / den : 0;
+    const icpt = (sx - slope * sy) / n;
+    for (const j of piece) {
+      const x = (j % bw) + box.x0, y = Math.floor(j / bw) + y0;
+      if (outward * (x + 0.5 - (slope * y + icpt)) <= 0) continue;
+      const i = y * W + x;
+      (under[i] = UNDER.background), (unknown[i] = 0);
     }
   }
 }
