@@ -681,6 +681,77 @@ function underFrom(h: Head, known: Uint8Array, parsed: Uint8Array | null, hair: 
 }
 
 /**
+ * The hair's runs along the rows of `box` from `y0` down: per run its `label` (0: none), set on
+ * the run's pixels that are candidates (`isCand`). Returns the candidates and their labels over the
+ * box's columns and those rows (bw x (box.y1 - y0), row-major), and whether any label was set.
+ */
+function hairRuns(hair: Uint8Array, W: number, box: Box, y0: number, label: (y: number, x: number, e: number) => number, isCand: (i: number) => boolean): { cand: Uint8Array; labels: Uint8Array; any: boolean } {
+  const bw = box.x1 - box.x0, bh = box.y1 - y0;
+  const cand = new Uint8Array(bw * bh), labels = new Uint8Array(bw * bh);
+  let any = false;
+  for (let y = y0; y < box.y1; y++) {
+    let x = box.x0;
+    while (x < box.x1) {
+      if (!hair[y * W + x]) {
+        x++;
+        continue;
+      }
+      let e = x;
+      while (e < box.x1 && hair[y * W + e]) e++;
+      // The run [x, e).
+      const l = label(y, x, e);
+      for (let k = x; k < e; k++) {
+        if (!isCand(y * W + k)) continue;
+        const j = (y - y0) * bw + (k - box.x0);
+        cand[j] = 1;
+        if (l) (labels[j] = l), (any = true);
+      }
+      x = e;
+    }
+  }
+  return { cand, labels, any };
+}
+
+/** Calls `visit` with each 4-connected piece of `cand` (indices into it, a row of `bw`); the array is reused. */
+function eachPiece(cand: Uint8Array, bw: number, visit: (piece: number[]) => void): void {
+  const seen = new Uint8Array(cand.length);
+  const piece: number[] = [];
+  for (let s = 0; s < cand.length; s++) {
+    if (!cand[s] || seen[s]) continue;
+    piece.length = 0;
+    piece.push(s);
+    seen[s] = 1;
+    for (let k = 0; k < piece.length; k++) {
+      const j = piece[k]!, x = j % bw;
+      for (const n of [x > 0 ? j - 1 : -1, x < bw - 1 ? j + 1 : -1, j - bw, j + bw]) {
+        if (n < 0 || n >= cand.length || !cand[n] || seen[n]) continue;
+        seen[n] = 1;
+        piece.push(n);
+      }
+    }
+    visit(piece);
+  }
+}
+
+/** Least squares of v on u over the points added: v = slope * u + icpt (n: how many). */
+function lineFit() {
+  let n = 0, su = 0, sv = 0, suu = 0, suv = 0;
+  return {
+    add(u: number, v: number) {
+      (n++, (su += u), (sv += v), (suu += u * u), (suv += u * v));
+    },
+    get n() {
+      return n;
+    },
+    line() {
+      const den = n * suu - su * su;
+      const slope = den > 1e-6 ? (n * suv - su * sv) / den : 0;
+      return { slope, icpt: (sv - slope * su) / n };
+    },
+  };
+}
+
+/**
  * Hair in the rows below the chin (from a little above them) taken for what is behind the body
  * (by the body model, bodyFlare, or, on a rolled head, as lying beside the head above the chin's
  * tilted line), where the body goes on under it: a shoulder raised towards a tilted head (on
@@ -708,80 +779,43 @@ function bodyUnderHair(h: Head, known: Uint8Array, hair: Uint8Array, person: Uin
   };
   const y0 = Math.max(box.y0, Math.ceil(chinY - 0.15 * scale));
   if (y0 >= box.y1) return;
-  const bw = box.x1 - box.x0, bh = box.y1 - y0;
-  const cand = new Uint8Array(bw * bh), enclosed = new Uint8Array(bw * bh);
-  let any = false;
-  for (let y = y0; y < box.y1; y++) {
-    let x = box.x0;
-    while (x < box.x1) {
-      if (!hair[y * W + x]) {
-        x++;
-        continue;
-      }
-      let e = x;
-      while (e < box.x1 && hair[y * W + e]) e++;
-      const inside = body(y, x - 1, -1) && body(y, e, 1);
-      for (let k = x; k < e; k++) {
-        const i = y * W + k;
-        if (under[i] !== UNDER.background || known[i] !== NOT_KNOWN) continue;
-        const j = (y - y0) * bw + (k - box.x0);
-        cand[j] = 1;
-        if (inside) (enclosed[j] = 1), (any = true);
-      }
-      x = e;
-    }
-  }
+  const bw = box.x1 - box.x0;
+  // Label 1: the run has her skin on both sides.
+  const { cand, labels, any } = hairRuns(hair, W, box, y0, (y, x, e) => (body(y, x - 1, -1) && body(y, e, 1) ? 1 : 0), (i) => under[i] === UNDER.background && known[i] === NOT_KNOWN);
   if (!any) return;
-  const seen = new Uint8Array(bw * bh);
-  const piece: number[] = [];
-  for (let s = 0; s < cand.length; s++) {
-    if (!cand[s] || seen[s]) continue;
-    piece.length = 0;
-    piece.push(s);
-    seen[s] = 1;
+  eachPiece(cand, bw, (piece) => {
     let inside = 0, xa = bw, xb = -1;
-    for (let k = 0; k < piece.length; k++) {
-      const j = piece[k]!, x = j % bw;
-      inside += enclosed[j]!;
-      (xa = Math.min(xa, x)), (xb = Math.max(xb, x));
-      for (const n of [x > 0 ? j - 1 : -1, x < bw - 1 ? j + 1 : -1, j - bw, j + bw]) {
-        if (n < 0 || n >= cand.length || !cand[n] || seen[n]) continue;
-        seen[n] = 1;
-        piece.push(n);
-      }
-    }
+    for (const j of piece) (inside += labels[j]!), (xa = Math.min(xa, j % bw)), (xb = Math.max(xb, j % bw));
     // Per row the runs alternated between skin and background beside a neck: the piece decides,
     // by a clear majority (0.86 of s5-left's shoulder; hair beside a neck whose far side is only
     // partly a neighbour's skin, 0.67-0.74 on s5-top, s6-centre-right and s5-right rolled 15
     // degrees, stays over the background: filled with the body there, the tips hanging below it
     // read as hair to the face parser, next to skin instead of the wall).
-    if (inside < 0.8 * piece.length) continue;
+    if (inside < 0.8 * piece.length) return;
     // The outline beyond the outer side: per column, the first skin pixel from y0 down whose pixel
     // above is not hair (seen against what is behind).
     const outward = box.x0 + (xa + xb) / 2 < chinX ? -1 : 1;
     const edge = outward < 0 ? box.x0 + xa - 1 : box.x0 + xb + 1;
     const span = Math.round(0.25 * scale);
-    let n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    const fit = lineFit();
     for (let d = reach; d < span; d++) {
       const x = edge + outward * d;
       if (x < 0 || x >= W) break;
       for (let y = y0; y < box.y1; y++) {
         if (!bodyAt(y * W + x)) continue;
-        if (y > y0 && !hair[(y - 1) * W + x]) (n++, (sx += x), (sy += y), (sxx += x * x), (sxy += x * y));
+        if (y > y0 && !hair[(y - 1) * W + x]) fit.add(x, y);
         break;
       }
     }
-    if (n < 0.1 * scale) continue;
-    const den = n * sxx - sx * sx;
-    const slope = den > 1e-6 ? (n * sxy - sx * sy) / den : 0;
-    const icpt = (sy - slope * sx) / n;
+    if (fit.n < 0.1 * scale) return;
+    const { slope, icpt } = fit.line();
     for (const j of piece) {
       const x = (j % bw) + box.x0, y = Math.floor(j / bw) + y0;
       if (y < slope * x + icpt) continue;
       const i = y * W + x;
       (under[i] = 0), (unknown[i] = 1);
     }
-  }
+  });
 }
 
 /**
@@ -809,80 +843,54 @@ function besideBody(h: Head, known: Uint8Array, hair: Uint8Array, person: Uint8A
   };
   const y0 = Math.max(box.y0, Math.ceil(chinY));
   if (y0 >= box.y1) return;
-  const bw = box.x1 - box.x0, bh = box.y1 - y0;
-  // Per candidate: 1 where its run has the wall on the right (body on the left), 2 the reverse.
-  const cand = new Uint8Array(bw * bh), beside = new Uint8Array(bw * bh);
-  let any = false;
-  for (let y = y0; y < box.y1; y++) {
-    let x = box.x0;
-    while (x < box.x1) {
-      if (!hair[y * W + x]) {
-        x++;
-        continue;
-      }
-      let e = x;
-      while (e < box.x1 && hair[y * W + e]) e++;
+  const bw = box.x1 - box.x0;
+  // Label 1: the run has the wall on the right (her body on the left); 2 the reverse.
+  const { cand, labels, any } = hairRuns(
+    hair,
+    W,
+    box,
+    y0,
+    (y, x, e) => {
       const l = side(y, x - 1, -1), r = side(y, e, 1);
-      const kind = l === 'body' && r === 'wall' ? 1 : l === 'wall' && r === 'body' ? 2 : 0;
-      for (let k = x; k < e; k++) {
-        const i = y * W + k;
-        if (!unknown[i] || under[i] !== 0 || known[i] !== NOT_KNOWN) continue;
-        const j = (y - y0) * bw + (k - box.x0);
-        cand[j] = 1;
-        if (kind) (beside[j] = kind), (any = true);
-      }
-      x = e;
-    }
-  }
+      return l === 'body' && r === 'wall' ? 1 : l === 'wall' && r === 'body' ? 2 : 0;
+    },
+    (i) => unknown[i] === 1 && under[i] === 0 && known[i] === NOT_KNOWN,
+  );
   if (!any) return;
-  const seen = new Uint8Array(bw * bh);
-  const piece: number[] = [];
-  for (let s = 0; s < cand.length; s++) {
-    if (!cand[s] || seen[s]) continue;
-    piece.length = 0;
-    piece.push(s);
-    seen[s] = 1;
+  eachPiece(cand, bw, (piece) => {
     let right = 0, left = 0, xa = bw, xb = -1, yb = -1;
-    for (let k = 0; k < piece.length; k++) {
-      const j = piece[k]!, x = j % bw;
-      if (beside[j] === 1) right++;
-      else if (beside[j] === 2) left++;
-      (xa = Math.min(xa, x)), (xb = Math.max(xb, x)), (yb = Math.max(yb, Math.floor(j / bw)));
-      for (const n of [x > 0 ? j - 1 : -1, x < bw - 1 ? j + 1 : -1, j - bw, j + bw]) {
-        if (n < 0 || n >= cand.length || !cand[n] || seen[n]) continue;
-        seen[n] = 1;
-        piece.push(n);
-      }
+    for (const j of piece) {
+      if (labels[j] === 1) right++;
+      else if (labels[j] === 2) left++;
+      (xa = Math.min(xa, j % bw)), (xb = Math.max(xb, j % bw)), (yb = Math.max(yb, Math.floor(j / bw)));
     }
     const outward = right >= 0.8 * piece.length ? 1 : left >= 0.8 * piece.length ? -1 : 0;
-    if (!outward) continue;
+    if (!outward) return;
     // The outline below the piece: per row, the first wall pixel past the body, walked outwards
     // from the piece's inner side.
     const span = Math.round(0.25 * scale);
     const start = box.x0 + (outward > 0 ? xa : xb) - outward * reach;
-    let n = 0, sy = 0, sx = 0, syy = 0, sxy = 0;
+    const fit = lineFit();
     for (let y = y0 + yb + 1; y < Math.min(h.image.height, y0 + yb + 1 + span); y++) {
       let seenBody = false;
-      for (let k = 0, x = start; k < (xb - xa) + 2 * span && x >= 0 && x < W; k++, x += outward) {
+      for (let k = 0, x = start; k < xb - xa + 2 * span && x >= 0 && x < W; k++, x += outward) {
         const j = y * W + x;
         if (bodyAt(j)) seenBody = true;
         else if (seenBody && wallAt(j)) {
-          (n++, (sy += y), (sx += x), (syy += y * y), (sxy += x * y));
+          fit.add(y, x);
           break;
         }
       }
     }
-    if (n < 0.1 * scale) continue;
-    const den = n * syy - sy * sy;
-    const slope = den > 1e-6 ? (n * sxy - sx * sy) / den : 0;
-    const icpt = (sx - slope * sy) / n;
+    if (fit.n < 0.1 * scale) return;
+    const { slope, icpt } = fit.line();
     for (const j of piece) {
       const x = (j % bw) + box.x0, y = Math.floor(j / bw) + y0;
       if (outward * (x + 0.5 - (slope * y + icpt)) <= 0) continue;
       const i = y * W + x;
       (under[i] = UNDER.background), (unknown[i] = 0);
     }
-  }
+  });
 }
 
 /** Per fill group, where the fill may copy from (HairFinding.sources). */
