@@ -151,6 +151,31 @@ export function componentsTouching(mask: Uint8Array, seed: Uint8Array, W: number
   return out;
 }
 
+/**
+ * Calls `visit` with each 4-connected component of `mask` (a row of `W`), as pixel indices; the
+ * array is reused between calls. Components are found from start pixels in [from, to) (where the
+ * caller knows the mask to lie), in index order.
+ */
+export function eachComponent(mask: Uint8Array, W: number, visit: (component: number[]) => void, from = 0, to = mask.length): void {
+  const seen = new Uint8Array(mask.length);
+  const comp: number[] = [];
+  for (let s = from; s < to; s++) {
+    if (!mask[s] || seen[s]) continue;
+    comp.length = 0;
+    comp.push(s);
+    seen[s] = 1;
+    for (let k = 0; k < comp.length; k++) {
+      const j = comp[k]!, x = j % W;
+      for (const n of [x > 0 ? j - 1 : -1, x < W - 1 ? j + 1 : -1, j - W, j + W]) {
+        if (n < 0 || n >= mask.length || !mask[n] || seen[n]) continue;
+        seen[n] = 1;
+        comp.push(n);
+      }
+    }
+    visit(comp);
+  }
+}
+
 /** Two-pass chamfer distance (3-4 weights, in thirds of a pixel) to the nearest pixel of `seed`. */
 export function chamfer(seed: Uint8Array, W: number, H: number): Uint32Array {
   const d = new Uint32Array(W * H).fill(0xffffffff >>> 2);

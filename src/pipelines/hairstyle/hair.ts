@@ -12,7 +12,7 @@
 //                 the pieces of the hair's colour that hang from the head; under: the same head
 //                 and body geometry, the body below the chin told apart by the face's skin colour
 import { copyBytes, type RgbImage } from '../../imaging/image.ts';
-import { chamfer, componentsTouching, dilate, maskBox } from '../../imaging/morphology.ts';
+import { chamfer, componentsTouching, dilate, eachComponent, maskBox } from '../../imaging/morphology.ts';
 import { giveBack, takeBytes, takeInts } from '../../imaging/scratch.ts';
 import type { ModelSession } from '../../models/onnx.ts';
 import type { StageTimer } from '../../domain/stage-timer.ts';
@@ -216,32 +216,25 @@ function undetectedOthers(h: Head, labels: Uint8Array, crop: Box, person: Uint8A
   // Pieces of at least a tenth of a face (~ face width squared) count; specks are the parser's noise.
   const minArea = 0.1 * frame.scale * frame.scale;
   const kept = new Uint8Array(W * H);
-  const seen = new Uint8Array(W * H);
   let any = false;
-  for (let s = crop.y0 * W; s < crop.y1 * W; s++) {
-    if (!seeds[s] || seen[s]) continue;
-    const comp = [s];
-    seen[s] = 1;
-    for (let k = 0; k < comp.length; k++) {
-      const i = comp[k]!, x = i % W;
-      for (let k = 0; k < 4; k++) {
-        const j = k === 0 ? (x > 0 ? i - 1 : -1) : k === 1 ? (x < W - 1 ? i + 1 : -1) : k === 2 ? i - W : i + W;
-        if (j < 0 || j >= seeds.length || !seeds[j] || seen[j]) continue;
-        seen[j] = 1;
-        comp.push(j);
-      }
-    }
-    if (comp.length < minArea) continue;
-    // A face is mostly skin: the target's own shoulder or collar, raised to the head's height
-    // beside a tilted head, is clothing (a football shirt: 9% skin-like, against 69-100% on the
-    // cut-off faces of the development photos) and must not become a neighbour, who would then
-    // own the target's arm and the hair on that side.
-    let skin = 0;
-    for (const i of comp) if (skinLike(image.data[3 * i]!, image.data[3 * i + 1]!, image.data[3 * i + 2]!)) skin++;
-    if (skin < NEIGHBOUR_SKIN * comp.length) continue;
-    any = true;
-    for (const i of comp) kept[i] = 1;
-  }
+  eachComponent(
+    seeds,
+    W,
+    (comp) => {
+      if (comp.length < minArea) return;
+      // A face is mostly skin: the target's own shoulder or collar, raised to the head's height
+      // beside a tilted head, is clothing (a football shirt: 9% skin-like, against 69-100% on the
+      // cut-off faces of the development photos) and must not become a neighbour, who would then
+      // own the target's arm and the hair on that side.
+      let skin = 0;
+      for (const i of comp) if (skinLike(image.data[3 * i]!, image.data[3 * i + 1]!, image.data[3 * i + 2]!)) skin++;
+      if (skin < NEIGHBOUR_SKIN * comp.length) return;
+      any = true;
+      for (const i of comp) kept[i] = 1;
+    },
+    crop.y0 * W,
+    crop.y1 * W,
+  );
   if (!any) return h.others;
   // The target's head (the oval, and an ellipse over the skull above the forehead), only now that
   // a neighbour was found: on most photos none is, and this is the costly loop.
@@ -389,22 +382,18 @@ function splitByColour(h: Head, soft: Uint8Array, sb: Box, q: Float32Array, base
     }
   }
   // The target keeps only what joins the hair clearly hers (4-connected through her contested pixels).
-  const keep = new Uint8Array(bw * bh);
-  const queue: number[] = [];
+  const clear = new Uint8Array(bw * bh), reach = new Uint8Array(bw * bh);
   for (let y = sb.y0; y < sb.y1; y++) {
     for (let x = sb.x0; x < sb.x1; x++) {
       const j = (y - sb.y0) * bw + (x - sb.x0);
-      if (soft[y * W + x]! > 77 && q[j]! >= CONTESTED) (keep[j] = 1), queue.push(j);
+      clear[j] = soft[y * W + x]! > 77 && q[j]! >= CONTESTED ? 1 : 0;
+      reach[j] = clear[j] || (inZone[j] && mine[j]) ? 1 : 0;
     }
   }
-  for (let k = 0; k < queue.length; k++) {
-    const j = queue[k]!, x = j % bw;
-    for (const n of [x > 0 ? j - 1 : -1, x < bw - 1 ? j + 1 : -1, j - bw, j + bw]) {
-      if (n < 0 || n >= keep.length || keep[n] || !inZone[n] || !mine[n]) continue;
-      keep[n] = 1;
-      queue.push(n);
-    }
-  }
+  const keep = new Uint8Array(bw * bh);
+  eachComponent(reach, bw, (comp) => {
+    if (comp.some((j) => clear[j])) for (const j of comp) keep[j] = 1;
+  });
   const out = copyBytes(base);
   for (let y = sb.y0; y < sb.y1; y++) {
     for (let x = sb.x0; x < sb.x1; x++) {
@@ -712,27 +701,6 @@ function hairRuns(hair: Uint8Array, W: number, box: Box, y0: number, label: (y: 
   return { cand, labels, any };
 }
 
-/** Calls `visit` with each 4-connected piece of `cand` (indices into it, a row of `bw`); the array is reused. */
-function eachPiece(cand: Uint8Array, bw: number, visit: (piece: number[]) => void): void {
-  const seen = new Uint8Array(cand.length);
-  const piece: number[] = [];
-  for (let s = 0; s < cand.length; s++) {
-    if (!cand[s] || seen[s]) continue;
-    piece.length = 0;
-    piece.push(s);
-    seen[s] = 1;
-    for (let k = 0; k < piece.length; k++) {
-      const j = piece[k]!, x = j % bw;
-      for (const n of [x > 0 ? j - 1 : -1, x < bw - 1 ? j + 1 : -1, j - bw, j + bw]) {
-        if (n < 0 || n >= cand.length || !cand[n] || seen[n]) continue;
-        seen[n] = 1;
-        piece.push(n);
-      }
-    }
-    visit(piece);
-  }
-}
-
 /** Least squares of v on u over the points added: v = slope * u + icpt (n: how many). */
 function lineFit() {
   let n = 0, su = 0, sv = 0, suu = 0, suv = 0;
@@ -783,7 +751,7 @@ function bodyUnderHair(h: Head, known: Uint8Array, hair: Uint8Array, person: Uin
   // Label 1: the run has her skin on both sides.
   const { cand, labels, any } = hairRuns(hair, W, box, y0, (y, x, e) => (body(y, x - 1, -1) && body(y, e, 1) ? 1 : 0), (i) => under[i] === UNDER.background && known[i] === NOT_KNOWN);
   if (!any) return;
-  eachPiece(cand, bw, (piece) => {
+  eachComponent(cand, bw, (piece) => {
     let inside = 0, xa = bw, xb = -1;
     for (const j of piece) (inside += labels[j]!), (xa = Math.min(xa, j % bw)), (xb = Math.max(xb, j % bw));
     // Per row the runs alternated between skin and background beside a neck: the piece decides,
@@ -857,7 +825,7 @@ function besideBody(h: Head, known: Uint8Array, hair: Uint8Array, person: Uint8A
     (i) => unknown[i] === 1 && under[i] === 0 && known[i] === NOT_KNOWN,
   );
   if (!any) return;
-  eachPiece(cand, bw, (piece) => {
+  eachComponent(cand, bw, (piece) => {
     let right = 0, left = 0, xa = bw, xb = -1, yb = -1;
     for (const j of piece) {
       if (labels[j] === 1) right++;

@@ -202,11 +202,12 @@ export function shadeAndBlend(photo: RgbImage, base: RgbImage, layer: GarmentLay
   // ~5% of the body size) passed the blur and was painted onto the skirt as dark stripes. The
   // shading is damped where that contrast is high, 1 / (1 + (contrast / PATTERN_CONTRAST)^2): a
   // plain garment's folds (contrast ~0.1) keep nearly all of it, black-and-white bands (~0.6) a tenth.
-  const spreadQ = blur(qa, gw, gh, rs), spreadL = la1, spreadW = aa1;
+  // (Its mean and weight in that window are the fine scale's first pass, la1 and aa1.)
+  const spreadQ = blur(qa, gw, gh, rs);
   const shade = new Float32Array(gw * gh);
   for (let j = 0; j < shade.length; j++) {
     const lFine = fine[j]! / Math.max(fineW[j]!, 1e-3), lMean = mean[j]! / Math.max(meanW[j]!, 1e-3);
-    const w = Math.max(spreadW[j]!, 1e-3), m = spreadL[j]! / w;
+    const w = Math.max(aa1[j]!, 1e-3), m = la1[j]! / w;
     const contrast = Math.sqrt(Math.max(0, spreadQ[j]! / w - m * m)) / Math.max(m, 8);
     const k = 1 / (1 + (contrast / PATTERN_CONTRAST) ** 2);
     shade[j] = Math.min(1.15, Math.max(0.75, 1 + 0.6 * k * (lFine / Math.max(lMean, 8) - 1)));

@@ -165,19 +165,20 @@ function paintOverNotches(img: RgbImage, mask: Uint8Array, sealed: Uint8Array): 
   const m = 4 * (GARMENT_EDGE + 1);
   const x0 = Math.max(0, zb.x - m), y0 = Math.max(0, zb.y - m);
   const bw = Math.min(W, zb.x + zb.width + m) - x0, bh = Math.min(H, zb.y + zb.height + m) - y0;
-  const inner = new Uint8Array(bw * bh);
+  const inner = new Uint8Array(bw * bh), zoneSeed = new Uint8Array(bw * bh);
   for (let y = 0; y < bh; y++) {
-    for (let x = 0, i = (y + y0) * W + x0; x < bw; x++, i++) inner[y * bw + x] = mask[i]! && !sealed[i] ? 1 : 0;
+    for (let x = 0, i = (y + y0) * W + x0; x < bw; x++, i++) (inner[y * bw + x] = mask[i]! && !sealed[i] ? 1 : 0), (zoneSeed[y * bw + x] = sealed[i]!);
   }
   // Rings enough to reach across the zone (the sealed notch grown by four closing radii).
   const crop = cropRgb(img, { x: x0, y: y0, width: bw, height: bh });
   const bled = bleedColours(crop, erode(inner, bw, bh, GARMENT_EDGE + 1), 24).data;
-  // The zone grown by what the core's edge samples, inside the mask.
-  const zone = dilate(sealed, W, H, GARMENT_EDGE + 1);
+  // The zone grown by what the core's edge samples, inside the mask (grown in the box: the zone
+  // lies m >= GARMENT_EDGE + 1 pixels inside it).
+  const zone = dilate(zoneSeed, bw, bh, GARMENT_EDGE + 1);
   for (let y = 0; y < bh; y++) {
     for (let x = 0; x < bw; x++) {
       const i = (y + y0) * W + x + x0, j = y * bw + x;
-      if (zone[i] && mask[i]) data.set(bled.subarray(3 * j, 3 * j + 3), 3 * i);
+      if (zone[j] && mask[i]) data.set(bled.subarray(3 * j, 3 * j + 3), 3 * i);
     }
   }
 }
