@@ -38,7 +38,7 @@ describe('hidden arms (try-on)', () => {
     const b = bodyFrame(pose(0.05), W, H);
     expect(hiddenArm(b, 'R')).toBe(true);
     expect(hiddenArm(b, 'L')).toBe(false);
-    const parts = bodyParts(b, instance, 'upper_body', lengths, false);
+    const parts = bodyParts(b, instance, 'upper_body', lengths, { skirtLike: false });
     // The hidden forearm's middle lies in the torso clip; the seen arm's sleeve is there, not the other.
     expect(parts.clips.torso![350 * W + 222]).toBe(1);
     expect(parts.strips.sleeveL).toBeDefined();
@@ -48,7 +48,7 @@ describe('hidden arms (try-on)', () => {
   it('cuts a seen arm in the same place out of the torso and gives it a sleeve', () => {
     const b = bodyFrame(pose(0.9), W, H);
     expect(hiddenArm(b, 'R')).toBe(false);
-    const parts = bodyParts(b, instance, 'upper_body', lengths, false);
+    const parts = bodyParts(b, instance, 'upper_body', lengths, { skirtLike: false });
     expect(parts.clips.torso![350 * W + 222]).toBe(0);
     expect(parts.strips.sleeveR).toBeDefined();
   });

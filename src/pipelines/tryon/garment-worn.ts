@@ -79,7 +79,7 @@ export function wornParts(g: PersonAnalysis, b: Body, cloth: Uint8Array, type: C
       if (l > 0.1 * b.size) lengths[`sleeve${s}`] = l + 0.1 * b.size;
     }
   }
-  const parts = bodyParts(b, g.instance, type, lengths, skirt);
+  const parts = bodyParts(b, g.instance, type, lengths, { skirtLike: skirt });
   const masks: GarmentParts['masks'] = {};
   for (const [k, clip] of Object.entries(parts.clips)) masks[k as keyof typeof masks] = intersect(clip, cloth);
   return {

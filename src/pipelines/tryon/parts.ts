@@ -173,7 +173,7 @@ function shoulderLift(b: Body, instance: Uint8Array, protect?: Uint8Array): numb
  * chin (s6-green-dress: 13.9% of the neck above the collar covered, a block of the new top under
  * her chin). In place.
  */
-export function cutCollar(clip: Uint8Array, b: Body, faceWidth: number): void {
+function cutCollar(clip: Uint8Array, b: Body, faceWidth: number): void {
   const half = 0.3 * faceWidth, round = 0.5 * half;
   const m = add(b.neck, b.down, -0.1 * faceWidth);
   for (let y = 0, i = 0; y < b.H; y++) {
@@ -200,11 +200,29 @@ function hullFill(mask: Uint8Array, W: number, H: number, yFrom: number): Uint8A
   return out;
 }
 
+/** What bodyParts needs beyond the body, the person and the garment's type and lengths. */
+export interface BodyPartOptions {
+  /** The garment hangs as a skirt (one piece over both legs), not as trouser legs. */
+  skirtLike: boolean;
+  /** The person's bare arm skin (armSkin): a bare arm is cut out by its skin, not its capsules. */
+  armSkin?: Uint8Array;
+  /** Face and hair (never the garment's), kept out of what the torso's shoulders may reach. */
+  protect?: Uint8Array;
+  /** The face's width on a photo of a person (not a product photo): the torso's collar is cut at the neck (cutCollar). */
+  collarFaceWidth?: number;
+}
+
 /**
  * The body's strips and clips for a clothes type (`lengths` from the garment, scaled to this body).
- * `protect`: face and hair (never the garment's), kept out of what the torso's shoulders may reach.
  */
-export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, lengths: PartLengths, skirtLike: boolean, armSkin?: Uint8Array, protect?: Uint8Array): BodyParts {
+export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, lengths: PartLengths, opts: BodyPartOptions): BodyParts {
+  const parts = partsOf(b, instance, type, lengths, opts);
+  // Last, on the torso's finished clip: nothing else in partsOf reads it.
+  if (parts.clips.torso && opts.collarFaceWidth) cutCollar(parts.clips.torso, b, opts.collarFaceWidth);
+  return parts;
+}
+
+function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: PartLengths, { skirtLike, armSkin, protect }: BodyPartOptions): BodyParts {
   const { W, H, size, across, down } = b;
   const grown = dilate(instance, W, H, Math.max(1, Math.round(0.02 * size)));
   // Forearms and hands in front: BlazePose's capsules, and the bare skin connected to them

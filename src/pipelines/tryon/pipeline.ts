@@ -11,7 +11,7 @@
 //   -> body parts (parts.ts): the same strips on the target (torso edges measured on the instance,
 //   sleeves along the arms, legs along the legs) and each part's clip; bare forearms and hands
 //   (their skin, connected to BlazePose's capsules: armSkin) cut out of the torso, skirt and legs;
-//   the neck above a collar cut out of the torso (cutCollar)
+//   the neck above a collar cut out of the torso (parts.ts cutCollar)
 //   -> warp (warp.ts): per part, a thin-plate spline through the strip pairs evaluated with
 //   GridSample in the tps-warp graph over the part's clip box (a short sleeve: its affine part)
 //   -> compose (compose.ts): parts layered under face, hair and hands, forearms in front of the
@@ -33,7 +33,7 @@ import { checkBody, lerp, type Body, type P } from './body.ts';
 import { layerParts, PART_ORDER, removeUncovered, shadeAndBlend, type GarmentLayer } from './compose.ts';
 import { garmentSamples, productMask, productParts, type GarmentParts } from './garment.ts';
 import { clothingMask, wornParts } from './garment-worn.ts';
-import { bodyParts, cutCollar, shapesMask, type BodyParts, type Cuff, type PartName } from './parts.ts';
+import { bodyParts, shapesMask, type BodyParts, type Cuff, type PartName } from './parts.ts';
 import type { Shape } from '../../steps/person-instance.ts';
 import { tryonSpec } from './spec.ts';
 import { andNot, area, intersect, notAbove, union } from './masks.ts';
@@ -184,10 +184,7 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
   const scale = ((type === 'lower_body' ? 0.9 : 1.2) * body.size) / g.width;
   const lengths = Object.fromEntries(Object.entries(g.lengths).map(([k, v]) => [k, v * scale]));
   const sleeved = !!(lengths.sleeveL || lengths.sleeveR);
-  const parts = await t.time('body', () => bodyParts(body, instance, type, lengths, g.skirt, armSkin(image, skin, instance, protect, body, sleeved), protect));
-
-  const { torso } = parts.clips, faceBox = person.face?.box;
-  if (torso && faceBox) await t.time('body', () => cutCollar(torso, body, faceBox.width));
+  const parts = await t.time('body', () => bodyParts(body, instance, type, lengths, { skirtLike: g.skirt, armSkin: armSkin(image, skin, instance, protect, body, sleeved), protect, collarFaceWidth: person.face?.box.width }));
 
   // What each part's warp samples (garmentSamples): the garment's core and its bled colours.
   const { core, source } = await t.time('garment', () => garmentSamples(garment));
