@@ -6,13 +6,13 @@ import type { HairColor } from '../domain/job.ts';
  * Target colour of each spec colour, as sRGB, and the lightness swing the texture may use: wide
  * enough that strands read as strands (dark gaps, lit fibres), as real hair does at this scale.
  */
-export const HAIR_COLOR_TARGETS: Readonly<Record<HairColor, { srgb: [number, number, number]; swing: number }>> = {
+export const HAIR_COLOR_TARGETS: Readonly<Record<HairColor, { srgb: [number, number, number]; swing: number; depth?: number }>> = {
   black: { srgb: [28, 24, 23], swing: 12 },
   brown: { srgb: [96, 60, 38], swing: 20 },
   blonde: { srgb: [214, 180, 112], swing: 22 },
   red: { srgb: [168, 52, 28], swing: 19 },
-  white: { srgb: [236, 233, 226], swing: 12 },
-  grey: { srgb: [150, 150, 152], swing: 18 },
+  white: { srgb: [236, 233, 226], swing: 12, depth: 0.5 },
+  grey: { srgb: [150, 150, 152], swing: 18, depth: 0.5 },
   pink: { srgb: [232, 128, 170], swing: 17 },
   blue: { srgb: [40, 92, 196], swing: 19 },
   green: { srgb: [38, 140, 84], swing: 19 },
@@ -88,8 +88,19 @@ export function lch(r: number, g: number, b: number): { L: number; C: number; h:
 }
 
 /**
+ * The colour grey and white hair's shadows fall towards (sRGB): unpigmented hair is translucent,
+ * and under its lit top layer the strands and the gaps between them are dark, as a salt-and-pepper
+ * head's are. Within the ramp's swing alone white and grey hair were an even pale mass that the
+ * face parser read as a knitted cap (a grey Buzz Cut on s6-left: 2% hair, with the deeper shadows 94%).
+ */
+const UNPIGMENTED_SHADOW = [38, 30, 26] as const;
+
+/**
  * A lookup from shade (-1..1, 256 steps) to sRGB for one colour: the texture's lightness offsets
- * around the target, chroma eased off in the deepest shadows and brightest highlights. Optionally
+ * around the target, chroma eased off in the deepest shadows and brightest highlights; for a
+ * colour with a `depth` (grey, white), the shadows (shade below 0) mixed towards
+ * UNPIGMENTED_SHADOW, by up to `depth` at shade -0.5 and below (the lit half, and so the median
+ * colour, is the target's). Optionally
  * toned: hue turned by `dh` degrees, chroma scaled by `kc`, lightness moved by `dL` (the ends of
  * the per-strand colour variation: real hair mixes paler, cooler strands with warmer, richer ones).
  */
@@ -103,7 +114,9 @@ export function shadeRamp(color: HairColor, dh = 0, kc = 1, dL = 0): Uint8Array 
     const sh = i / 127.5 - 1;
     const L = Math.min(98, Math.max(2, L0 + dL + sh * t.swing));
     const k = 1 - 0.25 * Math.abs(sh) ** 2;
-    ramp.set(labToSrgb(L, a1 * k, b1 * k), 3 * i);
+    const rgb = labToSrgb(L, a1 * k, b1 * k);
+    const w = t.depth && sh < 0 ? t.depth * Math.min(1, -sh / 0.5) : 0;
+    for (let c = 0; c < 3; c++) ramp[3 * i + c] = w ? Math.round(rgb[c]! * (1 - w) + UNPIGMENTED_SHADOW[c]! * w) : rgb[c]!;
   }
   return ramp;
 }

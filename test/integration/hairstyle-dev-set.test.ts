@@ -138,6 +138,26 @@ const target = (faces: ReferenceFace[], W: number, H: number) =>
   [...faces].sort((a, b) => targetScore({ box: b.box } as never, W, H) - targetScore({ box: a.box } as never, W, H))[0]!;
 
 /**
+ * Point 5's count: of the new hair's solid pixels (alpha >= 200) near the head (within 1.1 face
+ * widths of a point 0.35 above the eyes), off the face, how many (`solid`) and the share the face
+ * parser labels hair on the output (`labels`).
+ */
+function readsAsHair(alpha: Uint8Array, face: Uint8Array, frame: ReturnType<typeof referenceFrame>, labels: Uint8Array, W: number, H: number) {
+  let solid = 0, asHair = 0;
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      const i = y * W + x;
+      if (alpha[i]! < 200 || face[i]) continue;
+      const [u, v] = frame.uv(x + 0.5, y + 0.5);
+      if (Math.hypot(u, v + 0.35) > 1.1) continue;
+      solid++;
+      if (labels[i] === CLASS.hair) asHair++;
+    }
+  }
+  return { solid, share: solid ? asHair / solid : 0 };
+}
+
+/**
  * A development photo as the hand-checked tests read it: its bytes and decoded input, the
  * reference target face (face-landmarks version) and its frame, and `v` of a landmark in it.
  */
@@ -167,9 +187,6 @@ const KNOWN: Record<string, string> = {
   's5-front|readsAsHair-short': "Mohawk, green: the Mohawk strip over shaved sides reads as a cap to the face parser",
   's5-right|readsAsHair-long': "Bombshell Curls, grey: the curl mass reads as a hat or cloth to the face parser (grey, crimped strands)",
   's5-right|readsAsHair-short': "Crew Cut, white: white short hair reads as a cap to the face parser (the same cut in black reads as hair, 0.98, since stop 23's bristles)",
-  // A coin flip (hat 0.50, hair 0.49) since stop 28 kept the dark lock over her eye up to the new
-  // hair (0.61 before): white beside a dark lock reads as a cap over the old hair.
-  's6-centre-left|readsAsHair-short': "Short Hair, white: white short hair beside the kept dark lock reads half as a cap to the face parser (0.49)",
   's5-right-rot-15|readsAsHair-short': "Mohawk, blonde: the Mohawk strip over shaved sides reads as a cap to the face parser",
   's5-right-rot50|readsAsHair-long': "Bombshell Curls, grey: the curl mass reads as a hat or cloth to the face parser (grey, crimped strands)",
   's5-right-rot50|readsAsHair-short': "Short Curly, white: the short curly dome reads as a knitted cap to the face parser",
@@ -259,18 +276,8 @@ describe('hairstyle on the development photos (issue 11, independent references)
       // 5. Reads as hair: of the new hair's solid pixels (alpha >= 200: a buzz cut is 0.9 opaque) near the head (inside the reference
       // parser's crop, off the face), the share the face parser, trained on real photos, labels
       // hair on the output (a flat cap or a plastic wig parses as hat, cloth or background).
-      let solid = 0, asHair = 0;
-      for (let y = 0; y < H; y++) {
-        for (let x = 0; x < W; x++) {
-          const i = y * W + x;
-          if (alpha[i]! < 200 || face[i]) continue;
-          const [u, v] = frame.uv(x + 0.5, y + 0.5);
-          if (Math.hypot(u, v + 0.35) > 1.1) continue;
-          solid++;
-          if (parsedOut.labels[i] === CLASS.hair) asHair++;
-        }
-      }
-      figures.readsAsHair = solid ? asHair / solid : 0;
+      const { solid, share } = readsAsHair(alpha, face, frame, parsedOut.labels, W, H);
+      figures.readsAsHair = share;
       // 5. Soft edges: partial-alpha pixels per outline pixel.
       let partial = 0, outline = 0;
       for (let y = 1; y < H - 1; y++) {
@@ -544,6 +551,16 @@ describe('hairstyle on the development photos (issue 11, independent references)
     await expectFilledLike('s6-right', [530, 600, 548, 640], [570, 600, 600, 640], 10, 'the wall under the tips');
   }, 60_000);
 
+  it("fills long hair lying over her top below the parser's crop with the top, not a skin-coloured smear (hand-annotated boxes)", async () => {
+    // Hand-annotated on the input (s5-right, 724x724): A, a clump of her dark hair lying over her
+    // red top below the parser's crop (the top's neckline runs from her left shoulder strap down
+    // across the chest above it); B, the top where it shows below the hair. With no parser labels
+    // there, the fill's flood took the neck's skin down over the whole chest: a blurred brown
+    // blob (dE 29.4 from the top). The body past the crop is now known by colour, her top the
+    // clothing piece most present in her central column.
+    await expectFilledLike('s5-right', [360, 600, 400, 630], [290, 640, 340, 690], 20, 'the top under the hair');
+  }, 60_000);
+
   it('fills long hair lying over a top below the parser\'s crop with texture, not one flat colour (hand-annotated boxes)', async () => {
     // Hand-annotated on the input (s6-left, 696x748): a box of her wavy hair lying over her green
     // top at the image's right, below the face parser's crop, and a box of that top where it shows
@@ -561,6 +578,17 @@ describe('hairstyle on the development photos (issue 11, independent references)
     const top = spread(input, 450, 540, 690, 740);
     const { out } = await runHairstyle(ph.bytes, 'Buzz Cut', 'brown');
     expect(spread(out, 560, 650, 630, 680)).toBeGreaterThan(0.35 * top);
+  }, 60_000);
+
+  it('draws grey hair with dark depths under its lit strands: the face parser reads it as hair, not a knitted cap (reference parser)', async () => {
+    // s6-left, Buzz Cut, grey: an even pale mass within the ramp's swing read as a cap (2% of its
+    // solid pixels labelled hair); with its shadows falling towards the dark of unpigmented hair, 93%.
+    const { ph, W, H, me, frame } = await onReferences('s6-left');
+    const { alpha, pngBytes } = await runHairstyle(ph.bytes, 'Buzz Cut', 'grey');
+    const { solid, share } = readsAsHair(alpha, belowBrows(me.landmarks, W, H), frame, (await referenceParsing(pngBytes)).labels, W, H);
+    console.log(`s6-left Buzz Cut grey: ${solid} solid pixels, ${(100 * share).toFixed(1)}% read as hair`);
+    expect(solid).toBeGreaterThan(1000);
+    expect(share).toBeGreaterThan(0.5);
   }, 60_000);
 
   it("removes long hair's grey tips lying over her top below the parser's crop (hand-annotated box)", async () => {

@@ -448,8 +448,11 @@ function parsedHair(h: Head, parse: FaceParse, soft: Uint8Array, person: Uint8Ar
   const own = dilate(grown, W, H, 2);
   const hair = new Uint8Array(W * H);
   for (let i = 0; i < hair.length; i++) if (own[i] && !others[i]) hair[i] = inCrop[i] ? soft[i]! : grown[i] ? 255 : 0;
-  const under = underOf(h, parse, crop, inCrop, soft, hair, person);
-  const sources = sourcesOf(h, parse, crop, inCrop, soft, sb, hair, person, others);
+  const box = aroundHair(hair, W, H, h.frame.scale);
+  const beyond = bodyBeyond(h, parse.labels, inCrop, hair, person, box);
+  const under = underOf(h, parse, crop, inCrop, soft, hair, person, beyond, box);
+  const sources = sourcesOf(h, parse, crop, inCrop, soft, sb, hair, person, others, beyond);
+  giveBack(beyond);
   return { hair, under, sources, person, others };
 }
 
@@ -581,7 +584,7 @@ const NOT_KNOWN = 255;
  * What each hair pixel hides, with the face parser: where the parser has looked and sees no hair,
  * its class's group (but its background on the person mask: its crop's poor bottom edge).
  */
-function underOf(h: Head, parse: FaceParse, crop: Box, inCrop: Uint8Array, soft: Uint8Array, hair: Uint8Array, person: Uint8Array): Uint8Array {
+function underOf(h: Head, parse: FaceParse, crop: Box, inCrop: Uint8Array, soft: Uint8Array, hair: Uint8Array, person: Uint8Array, beyond: Uint8Array, box: Box): Uint8Array {
   const W = h.image.width;
   const known = new Uint8Array(W * h.image.height).fill(NOT_KNOWN);
   for (let y = crop.y0; y < crop.y1; y++) {
@@ -590,8 +593,93 @@ function underOf(h: Head, parse: FaceParse, crop: Box, inCrop: Uint8Array, soft:
       known[i] = GROUP_OF_CLASS[parse.labels[i]!]!;
     }
   }
-  return underFrom(h, known, inCrop, hair, person, aroundHair(hair, W, h.image.height, h.frame.scale));
+  // Past the crop, the body beside the long hair by colour (as the version without the parser
+  // knows it everywhere): the flood had no seeds there, and hair over the chest below the crop
+  // took the group of the crop's last row, a block of skin or of clothing cut by the crop's edges.
+  for (let y = box.y0; y < box.y1; y++) for (let i = y * W + box.x0; i < y * W + box.x1; i++) if (beyond[i] && known[i] === NOT_KNOWN) known[i] = beyond[i]!;
+  return underFrom(h, known, inCrop, hair, person, box);
 }
+
+/**
+ * The target's own body column beside the centre line (face widths): what lies beyond is often a
+ * neighbour's arm or top, cut by the frame and so without a face to keep it out.
+ */
+const BODY_COLUMN = 1.1;
+
+/**
+ * The target's body below the chin where the parser says nothing of it (past its crop, or its
+ * background on the person mask at the crop's poor bottom edge), in aroundHair's `box`: by colour
+ * (skin: the protected face's skin colour, skinColoured; else clothing), off other people, within
+ * BODY_COLUMN of the centre line and BODY_REACH below the chin, clear of the hair. Skin: only the
+ * pieces joined, through skin and the parser's skin, to what the parser calls her skin in her own
+ * column below the chin (ANCHOR_COLUMN): a neighbour's bare arm beside her, on the person mask and
+ * without a face near enough to keep it out, was copied into her chest otherwise. Clothing: only
+ * of her top's colour (within TOP_DE of the median of the clothing in her central column,
+ * ANCHOR_COLUMN / 2): a neighbour's dress of another colour beside her is not hers. 0 elsewhere;
+ * from the thread's scratch pool (the caller gives it back).
+ */
+function bodyBeyond(h: Head, labels: Uint8Array, inCrop: Uint8Array, hair: Uint8Array, person: Uint8Array, box: Box): Uint8Array {
+  const { frame, anchors, image } = h;
+  const n = labels.length, W = image.width, H = image.height, data = image.data;
+  // From the thread's scratch pool: the caller gives `out` back.
+  const out = takeBytes(n);
+  const skin = takeBytes(n), anchorSkin = takeBytes(n), memo = takeBytes(n);
+  // Only the rows and columns of the body's reach (turned with the head) in the box.
+  const reach = frameBox(frame, -BODY_COLUMN, BODY_COLUMN, anchors.chin, anchors.chin + BODY_REACH.down, W, H);
+  const x0 = Math.max(box.x0, reach.x0), x1 = Math.min(box.x1, reach.x1), y0 = Math.max(box.y0, reach.y0), y1 = Math.min(box.y1, reach.y1);
+  // Clear of all the hair (the long hair grown past the crop too) by its soft edge's width: the
+  // hair in that part (and r around it) dilated by r, on a crop of its own.
+  const r = Math.max(2, Math.round(0.015 * frame.scale));
+  const cx0 = Math.max(0, x0 - r), cy0 = Math.max(0, y0 - r), cw = Math.max(0, Math.min(W, x1 + r) - cx0), ch = Math.max(0, Math.min(H, y1 + r) - cy0);
+  const anyHair = takeBytes(cw * ch);
+  for (let y = 0; y < ch; y++) for (let x = 0, i = (cy0 + y) * W + cx0; x < cw; x++, i++) anyHair[y * cw + x] = hair[i]! > 20 ? 1 : 0;
+  const nearHair = dilate(anyHair, cw, ch, r);
+  const skinRef = medianLab(image, h.protect);
+  // Her top's colour: the clothing's in her central column.
+  const top = new LabSamples();
+  for (let y = y0; y < y1; y++) {
+    for (let x = x0, i = y * W + x0; x < x1; x++, i++) {
+      if (person[i]! <= 128 || h.others[i] || nearHair[(y - cy0) * cw + x - cx0]) continue;
+      const v = frameV(frame, x + 0.5, y + 0.5);
+      if (v < anchors.chin || v > anchors.chin + BODY_REACH.down) continue;
+      const u = Math.abs(frameU(frame, x + 0.5, y + 0.5));
+      if (u > BODY_COLUMN) continue;
+      if (inCrop[i]) {
+        // The parser's own skin joins the pieces and, in her column, anchors them.
+        if (GROUP_OF_CLASS[labels[i]!] !== UNDER.skin) continue;
+        skin[i] = 1;
+        if (u <= ANCHOR_COLUMN) anchorSkin[i] = 1;
+        continue;
+      }
+      if (skinTest(image, memo, x, y, skinRef) === SKIN) (out[i] = UNDER.skin), (skin[i] = 1);
+      else {
+        out[i] = UNDER.clothing;
+        if (u <= ANCHOR_COLUMN / 2 && i % 3 === 0) top.add(data, i);
+      }
+    }
+  }
+  const keptSkin = componentsTouching(skin, anchorSkin, W, H);
+  const [t0, t1, t2] = top.count ? top.medians().ref : [0, 0, 0];
+  for (let y = y0; y < y1; y++) {
+    for (let i = y * W + x0; i < y * W + x1; i++) {
+      if (out[i] === UNDER.skin) {
+        if (!keptSkin[i]) out[i] = 0;
+      } else if (out[i] === UNDER.clothing) {
+        const c = labAt(data, i);
+        if (!top.count || !closerThan(c[0] - t0, c[1] - t1, c[2] - t2, TOP_DE)) out[i] = 0;
+      }
+    }
+  }
+  giveBack(skin, anchorSkin, memo, anyHair, nearHair);
+  return out;
+}
+
+/** bodyBeyond's test of the clothing against her top's colour (CIE Lab distance). */
+const TOP_DE = 20;
+
+/** bodyBeyond's column of the parser's own labels that anchor the target's body (face widths beside the centre line). */
+const ANCHOR_COLUMN = 0.8;
+
 
 /**
  * What each hair pixel hides (UNDER), meaningful where the hair is. `known`: per pixel its group
@@ -862,7 +950,7 @@ function besideBody(h: Head, known: Uint8Array, hair: Uint8Array, person: Uint8A
 }
 
 /** Per fill group, where the fill may copy from (HairFinding.sources). */
-function sourcesOf(h: Head, parse: FaceParse, crop: Box, inCrop: Uint8Array, soft: Uint8Array, sb: Box, hair: Uint8Array, person: Uint8Array, others: Uint8Array): Uint8Array[] {
+function sourcesOf(h: Head, parse: FaceParse, crop: Box, inCrop: Uint8Array, soft: Uint8Array, sb: Box, hair: Uint8Array, person: Uint8Array, others: Uint8Array, beyond: Uint8Array): Uint8Array[] {
   const { frame } = h;
   const W = h.image.width, H = h.image.height;
   const labels = parse.labels;
@@ -893,6 +981,9 @@ function sourcesOf(h: Head, parse: FaceParse, crop: Box, inCrop: Uint8Array, sof
       if (Math.abs(frameU(frame, x + 0.5, y + 0.5)) <= 1.1) sources[g]![i] = 1;
     }
   }
+  // Past the crop, the body by colour (bodyBeyond), from the same column, clear of the hair: the
+  // skin beside hair hanging over the chest below the crop is its best exemplar.
+  for (let i = 0; i < beyond.length; i++) if (beyond[i] && person[i]! > 192) sources[beyond[i]!]![i] = 1;
   return sources;
 }
 

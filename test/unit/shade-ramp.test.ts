@@ -1,0 +1,33 @@
+// steps/color.ts shadeRamp: the hair colour's lookup from shade (-1..1) to sRGB. Grey and white
+// hair's shadows fall towards the dark of unpigmented hair (their `depth`); their lit half, and
+// every other colour's whole ramp, keep the target's lightness swing.
+import { describe, expect, it } from 'vitest';
+import { HAIR_COLOR_TARGETS, shadeRamp, srgbToLab } from '../../src/steps/color.ts';
+import { HAIR_COLORS } from '../../src/domain/job.ts';
+
+/** CIE L* of the ramp's entry for shade `sh`. */
+const L = (ramp: Uint8Array, sh: number) => {
+  const k = Math.round((sh + 1) * 127.5);
+  return srgbToLab(ramp[3 * k]!, ramp[3 * k + 1]!, ramp[3 * k + 2]!)[0];
+};
+
+describe('shadeRamp', () => {
+  it('takes grey and white hair deep into the dark below shade 0, its lit half at the target', () => {
+    for (const c of ['grey', 'white'] as const) {
+      const ramp = shadeRamp(c);
+      const L0 = srgbToLab(...HAIR_COLOR_TARGETS[c].srgb)[0];
+      // Within the swing alone the deepest shadow was L0 - swing (white: 80).
+      expect(L(ramp, -0.6), c).toBeLessThan(L0 - HAIR_COLOR_TARGETS[c].swing - 10);
+      expect(Math.abs(L(ramp, 0) - L0), c).toBeLessThan(1);
+      expect(Math.abs(L(ramp, 0.5) - (L0 + 0.5 * HAIR_COLOR_TARGETS[c].swing)), c).toBeLessThan(1.5);
+    }
+  });
+
+  it('keeps the other colours within their swing', () => {
+    for (const c of HAIR_COLORS.filter((c) => c !== 'grey' && c !== 'white')) {
+      const ramp = shadeRamp(c);
+      const L0 = srgbToLab(...HAIR_COLOR_TARGETS[c].srgb)[0];
+      expect(L(ramp, -1), c).toBeGreaterThan(Math.max(2, L0 - HAIR_COLOR_TARGETS[c].swing) - 1.5);
+    }
+  });
+});
