@@ -88,23 +88,25 @@ export function lch(r: number, g: number, b: number): { L: number; C: number; h:
 }
 
 /**
- * The colour grey and white hair's shadows fall towards (sRGB): unpigmented hair is translucent,
- * and under its lit top layer the strands and the gaps between them are dark, as a salt-and-pepper
- * head's are. Within the ramp's swing alone white and grey hair were an even pale mass that the
- * face parser read as a knitted cap (a grey Buzz Cut on s6-left: 2% hair, with the deeper shadows 94%).
+ * The colour grey and white short hair's shadows fall towards (sRGB): unpigmented hair is
+ * translucent, and between its steep lit strands the gaps and the strands below are dark, as a
+ * salt-and-pepper crop's are. Within the ramp's swing alone white and grey short hair was an even
+ * pale mass that the face parser read as a knitted cap (a grey Buzz Cut on s6-left: 2% hair, with
+ * the deeper shadows 95%). Not on long styles: their lengths lie mostly on the shade's dark side
+ * (the mass turns from the light), and a white Long Wave's median went to L 55, grey.
  */
 const UNPIGMENTED_SHADOW = [38, 30, 26] as const;
 
 /**
  * A lookup from shade (-1..1, 256 steps) to sRGB for one colour: the texture's lightness offsets
  * around the target, chroma eased off in the deepest shadows and brightest highlights; for a
- * colour with a `depth` (grey, white), the shadows (shade below 0) mixed towards
- * UNPIGMENTED_SHADOW, by up to `depth` at shade -0.5 and below (the lit half, and so the median
- * colour, is the target's). Optionally
+ * colour with a `depth` (grey, white) and `deep` (a short style), the shadows (shade below 0) mixed
+ * towards UNPIGMENTED_SHADOW, by up to `depth` at shade -0.5 and below (the lit half is the
+ * target's). Optionally
  * toned: hue turned by `dh` degrees, chroma scaled by `kc`, lightness moved by `dL` (the ends of
  * the per-strand colour variation: real hair mixes paler, cooler strands with warmer, richer ones).
  */
-export function shadeRamp(color: HairColor, dh = 0, kc = 1, dL = 0): Uint8Array {
+export function shadeRamp(color: HairColor, dh = 0, kc = 1, dL = 0, deep = true): Uint8Array {
   const t = HAIR_COLOR_TARGETS[color];
   const [L0, a0, b0] = srgbToLab(...t.srgb);
   const c = Math.cos((dh * Math.PI) / 180), s = Math.sin((dh * Math.PI) / 180);
@@ -115,7 +117,7 @@ export function shadeRamp(color: HairColor, dh = 0, kc = 1, dL = 0): Uint8Array 
     const L = Math.min(98, Math.max(2, L0 + dL + sh * t.swing));
     const k = 1 - 0.25 * Math.abs(sh) ** 2;
     const rgb = labToSrgb(L, a1 * k, b1 * k);
-    const w = t.depth && sh < 0 ? t.depth * Math.min(1, -sh / 0.5) : 0;
+    const w = deep && t.depth && sh < 0 ? t.depth * Math.min(1, -sh / 0.5) : 0;
     for (let c = 0; c < 3; c++) ramp[3 * i + c] = w ? Math.round(rgb[c]! * (1 - w) + UNPIGMENTED_SHADOW[c]! * w) : rgb[c]!;
   }
   return ramp;

@@ -1,6 +1,6 @@
 // steps/color.ts shadeRamp: the hair colour's lookup from shade (-1..1) to sRGB. Grey and white
-// hair's shadows fall towards the dark of unpigmented hair (their `depth`); their lit half, and
-// every other colour's whole ramp, keep the target's lightness swing.
+// short hair's shadows fall towards the dark of unpigmented hair (their `depth`); their lit half,
+// long styles' whole ramp and every other colour's keep the target's lightness swing.
 import { describe, expect, it } from 'vitest';
 import { HAIR_COLOR_TARGETS, shadeRamp, srgbToLab } from '../../src/steps/color.ts';
 import { HAIR_COLORS } from '../../src/domain/job.ts';
@@ -20,6 +20,13 @@ describe('shadeRamp', () => {
       expect(L(ramp, -0.6), c).toBeLessThan(L0 - HAIR_COLOR_TARGETS[c].swing - 10);
       expect(Math.abs(L(ramp, 0) - L0), c).toBeLessThan(1);
       expect(Math.abs(L(ramp, 0.5) - (L0 + 0.5 * HAIR_COLOR_TARGETS[c].swing)), c).toBeLessThan(1.5);
+    }
+  });
+
+  it('keeps grey and white within their swing for a long style (deep = false)', () => {
+    for (const c of ['grey', 'white'] as const) {
+      const L0 = srgbToLab(...HAIR_COLOR_TARGETS[c].srgb)[0];
+      expect(L(shadeRamp(c, 0, 1, 0, false), -0.6), c).toBeGreaterThan(L0 - 0.6 * HAIR_COLOR_TARGETS[c].swing - 1.5);
     }
   });
 

@@ -62,6 +62,11 @@ export interface HairLayer {
    * by the contact shadow's reach. Compositing walks it, not the photo.
    */
   box: { x0: number; y0: number; x1: number; y1: number };
+  /**
+   * A short style (TEMPLATES' `short`): its strands stand at a steep angle and the dark between
+   * them shows (composite gives grey and white their depth there, shadeRamp's `deep`).
+   */
+  short: boolean;
 }
 
 /** How the photo looks, measured on the face: the hair is lit, exposed and grained to match. */
@@ -336,7 +341,7 @@ export function drawHair(an: HeadGeometry, look: Pick<Look, 'lightSide'>, style:
   const n = an.image.width * an.image.height;
   // Planes from the thread's pool (imaging/scratch.ts): the pipeline gives them back (releaseLayer)
   // once a picture is encoded.
-  const layer: HairLayer = { alpha: takePlane(n), shade: takePlane(n), shadow: new Float32Array(0), stubble: takePlane(n), tone: takePlane(n), sheen: takePlane(n), box: { x0: an.image.width, y0: an.image.height, x1: 0, y1: 0 } };
+  const layer: HairLayer = { alpha: takePlane(n), shade: takePlane(n), shadow: new Float32Array(0), stubble: takePlane(n), tone: takePlane(n), sheen: takePlane(n), box: { x0: an.image.width, y0: an.image.height, x1: 0, y1: 0 }, short: TEMPLATES[style].short };
   rasterize(an, look, TEMPLATES[style], p, layer, false);
   if (style === 'Mohawk') rasterize(an, look, SHAVED_SIDES, p, layer, true);
   return layer;
@@ -712,10 +717,10 @@ function clothingColours(image: RgbImage, known: Uint8Array, x0: number, y0: num
  * least MIN_BLUR) with its outline blurred alike (blurredComposite), fading over `keep`.
  */
 export function composite(base: RgbImage, layer: HairLayer, color: HairColor, look: Look, seed: number, opts: { inPlace?: boolean; keep?: Uint8Array } = {}): RgbImage {
-  const ramp = shadeRamp(color);
+  const ramp = shadeRamp(color, 0, 1, 0, layer.short);
   // The ends of the per-strand colour variation (grey and black vary by lightness alone).
-  const warm = shadeRamp(color, 8, 1.2, -3);
-  const cool = shadeRamp(color, -8, 0.8, 3);
+  const warm = shadeRamp(color, 8, 1.2, -3, layer.short);
+  const cool = shadeRamp(color, -8, 0.8, 3, layer.short);
   // In place for a caller that owns `base` (the pipeline's fill result): a copy of a 1 MP photo is
   // ~9 ms of fresh memory on this project's machines.
   const data = opts.inPlace ? base.data : copyBytes(base.data);
