@@ -522,18 +522,16 @@ const TIPS = { wider: 2.5, nearer: 2, column: 0.9 };
 
 /** The median CIE Lab of the target's clothing and of her skin and neck (the parser's classes in its crop); those with too few pixels are left out. */
 function rivalColours(image: RgbImage, labels: Uint8Array, crop: { x: number; y: number; size: number }, W: number, H: number): Array<[number, number, number]> {
-  const out: Array<[number, number, number]> = [];
-  for (const classes of [[CLASS.cloth], [CLASS.skin, CLASS.neck]]) {
-    const samples = new LabSamples();
-    // Every other pixel of every other row: a sample, as for the hair's own colour.
-    for (let y = Math.max(0, Math.floor(crop.y)); y < Math.min(H, Math.ceil(crop.y + crop.size)); y += 2) {
-      for (let x = Math.max(0, Math.floor(crop.x)); x < Math.min(W, Math.ceil(crop.x + crop.size)); x += 2) {
-        if (classes.includes(labels[y * W + x]!)) samples.add(image.data, y * W + x);
-      }
+  // Both in one pass over every other pixel of every other row: a sample, as for the hair's own colour.
+  const cloth = new LabSamples(), skin = new LabSamples();
+  for (let y = Math.max(0, Math.floor(crop.y)); y < Math.min(H, Math.ceil(crop.y + crop.size)); y += 2) {
+    for (let x = Math.max(0, Math.floor(crop.x)); x < Math.min(W, Math.ceil(crop.x + crop.size)); x += 2) {
+      const c = labels[y * W + x]!;
+      if (c === CLASS.cloth) cloth.add(image.data, y * W + x);
+      else if (c === CLASS.skin || c === CLASS.neck) skin.add(image.data, y * W + x);
     }
-    if (samples.count > 50) out.push(samples.medians().ref);
   }
-  return out;
+  return [cloth, skin].filter((samples) => samples.count > 50).map((samples) => samples.medians().ref);
 }
 
 /** The neck's half width, and the shoulders' top (see underOf), in face widths. */
