@@ -4,7 +4,8 @@ import type { HairColor } from '../domain/job.ts';
 
 /**
  * Target colour of each spec colour, as sRGB, and the lightness swing the texture may use: wide
- * enough that strands read as strands (dark gaps, lit fibres), as real hair does at this scale.
+ * enough that strands read as strands (dark gaps, lit fibres), as real hair does at this scale;
+ * grey and white short hair's shadows go deeper (`depth`, see shadeRamp).
  */
 export const HAIR_COLOR_TARGETS: Readonly<Record<HairColor, { srgb: [number, number, number]; swing: number; depth?: number }>> = {
   black: { srgb: [28, 24, 23], swing: 12 },
@@ -118,7 +119,7 @@ export function shadeRamp(color: HairColor, dh = 0, kc = 1, dL = 0, deep = true)
     const k = 1 - 0.25 * Math.abs(sh) ** 2;
     const rgb = labToSrgb(L, a1 * k, b1 * k);
     const w = deep && t.depth && sh < 0 ? t.depth * Math.min(1, -sh / 0.5) : 0;
-    for (let c = 0; c < 3; c++) ramp[3 * i + c] = w ? Math.round(rgb[c]! * (1 - w) + UNPIGMENTED_SHADOW[c]! * w) : rgb[c]!;
+    for (let ch = 0; ch < 3; ch++) ramp[3 * i + ch] = w ? Math.round(rgb[ch]! * (1 - w) + UNPIGMENTED_SHADOW[ch]! * w) : rgb[ch]!;
   }
   return ramp;
 }

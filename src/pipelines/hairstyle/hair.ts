@@ -605,8 +605,10 @@ function underOf(h: Head, parse: FaceParse, crop: Box, inCrop: Uint8Array, soft:
 const BODY_COLUMN = 1.1;
 
 /**
- * The target's body below the chin where the parser says nothing of it (past its crop, or its
- * background on the person mask at the crop's poor bottom edge), in aroundHair's `box`: by colour
+ * The target's body below the chin past the parser's crop, where it says nothing of it (inside
+ * the crop its labels, even its background on the person mask, are left as underOf reads them: on
+ * s5-left the shadow between her hair and her raised shoulder, taken for clothing there, was
+ * flooded over the shoulder as black blots), in aroundHair's `box`: by colour
  * (skin: the protected face's skin colour, skinColoured; else clothing), off other people, within
  * BODY_COLUMN of the centre line and BODY_REACH below the chin, clear of the hair. Skin: only the
  * pieces joined, through skin and the parser's skin, to what the parser calls her skin in her own
@@ -677,7 +679,6 @@ const TOP_DE = 20;
 
 /** bodyBeyond's column of the parser's own labels that anchor the target's body (face widths beside the centre line). */
 const ANCHOR_COLUMN = 0.8;
-
 
 /**
  * What each hair pixel hides (UNDER), meaningful where the hair is. `known`: per pixel its group
