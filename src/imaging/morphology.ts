@@ -166,7 +166,10 @@ export function eachComponent(mask: Uint8Array, W: number, visit: (component: nu
     seen[s] = 1;
     for (let k = 0; k < comp.length; k++) {
       const j = comp[k]!, x = j % W;
-      for (const n of [x > 0 ? j - 1 : -1, x < W - 1 ? j + 1 : -1, j - W, j + W]) {
+      // The four neighbours in the same order, without an array per pixel (this runs over every
+      // pixel of every component).
+      for (let q = 0; q < 4; q++) {
+        const n = q === 0 ? (x > 0 ? j - 1 : -1) : q === 1 ? (x < W - 1 ? j + 1 : -1) : q === 2 ? j - W : j + W;
         if (n < 0 || n >= mask.length || !mask[n] || seen[n]) continue;
         seen[n] = 1;
         comp.push(n);

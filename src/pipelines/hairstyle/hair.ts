@@ -599,8 +599,9 @@ function underOf(h: Head, parse: FaceParse, crop: Box, inCrop: Uint8Array, soft:
 }
 
 /**
- * The target's own body column beside the centre line (face widths): what lies beyond is often a
- * neighbour's arm or top, cut by the frame and so without a face to keep it out.
+ * The target's own body column beside the centre line (face widths), where her body is known and
+ * copied from (both versions): what lies beyond is often a neighbour's arm or top, cut by the frame
+ * and so without a face to keep it out.
  */
 const BODY_COLUMN = 1.1;
 
@@ -745,8 +746,10 @@ function underFrom(h: Head, known: Uint8Array, parsed: Uint8Array | null, hair: 
       under[i] = skull ? UNDER.skin : UNDER.background;
     }
   }
-  // (With the parser's classes only: the version without it was not looked at this way.)
-  if (parsed) {
+  // (With the parser's classes only: the version without it was not looked at this way.) The rows
+  // stand for the body's across only while the photo is about upright (s6-centre-left rotated 35
+  // degrees: the skin plate beside her neck grew onto the blinds).
+  if (parsed && Math.abs(rollDegrees(frame)) <= ROWS_UPRIGHT) {
     bodyUnderHair(h, known, hair, person, box, chinX, chinY, under, unknown);
     besideBody(h, known, hair, person, box, chinY, under, unknown);
   }
@@ -755,6 +758,9 @@ function underFrom(h: Head, known: Uint8Array, parsed: Uint8Array | null, hair: 
   giveBack(seeds, unknown);
   return under;
 }
+
+/** The most roll (degrees) at which bodyUnderHair and besideBody read the photo's rows as across the body. */
+const ROWS_UPRIGHT = 20;
 
 /**
  * The hair's runs along the rows of `box` from `y0` down: per run its `label` (0: none), set on
@@ -814,14 +820,11 @@ function lineFit() {
  * the shoulder). Per connected piece of such hair: when 80% of its pixels' rows run between the
  * target's skin on both sides, the shoulder's outline seen beyond its outer side (away from the chin) is
  * continued under it as a straight line (least squares over the outline's last 0.25 face widths),
- * and the hair below that line is left to the body's flood. Only on a head within 20 degrees of
- * upright. In place.
+ * and the hair below that line is left to the body's flood. Only on a head within ROWS_UPRIGHT
+ * degrees of upright (the caller's test). In place.
  */
 function bodyUnderHair(h: Head, known: Uint8Array, hair: Uint8Array, person: Uint8Array, box: Box, chinX: number, chinY: number, under: Uint8Array, unknown: Uint8Array): void {
   const W = h.image.width, data = h.image.data, scale = h.frame.scale;
-  // The rows stand for the body's across only while the photo is about upright (s6-centre-left
-  // rotated 35 degrees: the skin plate beside her neck grew onto the blinds).
-  if (Math.abs(rollDegrees(h.frame)) > 20) return;
   // The target's skin: the parser's, or (it calls a shoulder background at times) skin-coloured
   // person pixels it did not call clothing, off the hair and other people. Not clothing: a
   // neighbour's top beside the target's neck is clothing on the person mask too.
@@ -881,10 +884,9 @@ function bodyUnderHair(h: Head, known: Uint8Array, hair: Uint8Array, person: Uin
  * target's body on one side to the background (off the person mask) on the other, the body's side
  * outline seen just below the piece (where body meets background, over 0.25 face widths of rows)
  * is continued up through it as a straight line, and the hair beyond it is the background's. Only
- * on a head within 20 degrees of upright. In place.
+ * on a head within ROWS_UPRIGHT degrees of upright (the caller's test). In place.
  */
 function besideBody(h: Head, known: Uint8Array, hair: Uint8Array, person: Uint8Array, box: Box, chinY: number, under: Uint8Array, unknown: Uint8Array): void {
-  if (Math.abs(rollDegrees(h.frame)) > 20) return;
   const W = h.image.width, scale = h.frame.scale;
   const bodyAt = (j: number) => !hair[j] && !h.others[j] && person[j]! > 128;
   const wallAt = (j: number) => !hair[j] && person[j]! < 80;
@@ -977,7 +979,7 @@ function sourcesOf(h: Head, parse: FaceParse, crop: Box, inCrop: Uint8Array, sof
     for (let x = crop.x0, i = y * W + x; x < crop.x1; x++, i++) {
       const g = BODY_SOURCE_OF_CLASS[labels[i]!]!;
       if (!g || nearHair[i] || others[i]) continue;
-      if (Math.abs(frameU(frame, x + 0.5, y + 0.5)) <= 1.1) sources[g]![i] = 1;
+      if (Math.abs(frameU(frame, x + 0.5, y + 0.5)) <= BODY_COLUMN) sources[g]![i] = 1;
     }
   }
   // Past the crop, the body by colour (bodyBeyond), from the same column, clear of the hair: the
@@ -1109,7 +1111,7 @@ function segmentedHair(h: Head, person: Uint8Array): HairFinding {
   }
   const under = underFrom(h, known, null, hair, person, around);
   // Sources clear of the hair's soft edge (as with the parser: sourcesOf), off other people; the
-  // body's from the target's own column (|u| <= 1.1), clothing below the chin.
+  // body's from the target's own column (|u| <= BODY_COLUMN), clothing below the chin.
   const anyHair = takeBytes(n);
   for (let i = 0; i < n; i++) anyHair[i] = hair[i]! > 20 ? 1 : 0;
   const nearHair = dilate(anyHair, W, image.height, Math.max(2, Math.round(0.015 * frame.scale)));
@@ -1119,7 +1121,7 @@ function segmentedHair(h: Head, person: Uint8Array): HairFinding {
     for (let x = bx0, i = y * W + bx0; x < bx1; x++, i++) {
       if (nearHair[i] || h.others[i]) continue;
       if (person[i]! < 64) bg[i] = 1;
-      if (person[i]! <= 192 || Math.abs(frameU(frame, x + 0.5, y + 0.5)) > 1.1) continue;
+      if (person[i]! <= 192 || Math.abs(frameU(frame, x + 0.5, y + 0.5)) > BODY_COLUMN) continue;
       const v = frameV(frame, x + 0.5, y + 0.5);
       if (v > anchors.chin + BODY_REACH.down) continue;
       if (skinTest(image, skinMemo, x, y, skinRef) === SKIN) skin[i] = 1;

@@ -10,6 +10,7 @@
 import type { ClothesType } from '../../domain/job.ts';
 import { bleedColours, cropRgb, type RgbImage } from '../../imaging/image.ts';
 import { close, dilate, erode, maskBox } from '../../imaging/morphology.ts';
+import { giveBack, takeInts } from '../../imaging/scratch.ts';
 import { labAt } from '../../steps/color.ts';
 import { add, len, lerp, mid, perp, sub, unit, type P } from './body.ts';
 import { andNot, area, intersect } from './masks.ts';
@@ -107,8 +108,8 @@ export function productMask(img: RgbImage): { mask: Uint8Array; sealed: Uint8Arr
  */
 function sealedNotches(mask: Uint8Array, raw: Uint8Array, closed: Uint8Array, W: number, H: number, reach: number): Uint8Array {
   const sealed = new Uint8Array(W * H);
-  // One FIFO queue, ring by ring (each pixel enters once).
-  const queue = new Int32Array(W * H);
+  // One FIFO queue, ring by ring (each pixel enters once), from the thread's scratch pool.
+  const queue = takeInts(W * H);
   let tail = 0;
   const added = (j: number) => mask[j] && !raw[j] && closed[j] && !sealed[j];
   for (let i = 0; i < mask.length; i++) {
@@ -125,6 +126,7 @@ function sealedNotches(mask: Uint8Array, raw: Uint8Array, closed: Uint8Array, W:
     if (i + W < mask.length && added(i + W)) (sealed[i + W] = 1), (queue[tail++] = i + W);
     if (head === ringEnd) (step++, (ringEnd = tail));
   }
+  giveBack(queue);
   return sealed;
 }
 
