@@ -5,18 +5,19 @@ import type { HairColor } from '../domain/job.ts';
 /**
  * Target colour of each spec colour, as sRGB, and the lightness swing the texture may use: wide
  * enough that strands read as strands (dark gaps, lit fibres), as real hair does at this scale;
- * grey and white short hair's shadows go deeper (`depth`, see shadeRamp).
+ * short hair's shadows go deeper: grey and white towards the dark of unpigmented hair (`depth`),
+ * the dyes pink, blue and green darker in their own hue (`dyeShadow`, levels of L*; see shadeRamp).
  */
-export const HAIR_COLOR_TARGETS: Readonly<Record<HairColor, { srgb: [number, number, number]; swing: number; depth?: number }>> = {
+export const HAIR_COLOR_TARGETS: Readonly<Record<HairColor, { srgb: [number, number, number]; swing: number; depth?: number; dyeShadow?: number }>> = {
   black: { srgb: [28, 24, 23], swing: 12 },
   brown: { srgb: [96, 60, 38], swing: 20 },
   blonde: { srgb: [214, 180, 112], swing: 22 },
   red: { srgb: [168, 52, 28], swing: 19 },
   white: { srgb: [236, 233, 226], swing: 12, depth: 0.5 },
   grey: { srgb: [150, 150, 152], swing: 18, depth: 0.5 },
-  pink: { srgb: [232, 128, 170], swing: 17 },
-  blue: { srgb: [40, 92, 196], swing: 19 },
-  green: { srgb: [38, 140, 84], swing: 19 },
+  pink: { srgb: [232, 128, 170], swing: 17, dyeShadow: 25 },
+  blue: { srgb: [40, 92, 196], swing: 19, dyeShadow: 25 },
+  green: { srgb: [38, 140, 84], swing: 19, dyeShadow: 25 },
   purple: { srgb: [112, 58, 168], swing: 19 },
 };
 
@@ -103,7 +104,11 @@ const UNPIGMENTED_SHADOW = [38, 30, 26] as const;
  * around the target, chroma eased off in the deepest shadows and brightest highlights; for a
  * colour with a `depth` (grey, white) and `deep` (a short style), the shadows (shade below 0) mixed
  * towards UNPIGMENTED_SHADOW, by up to `depth` at shade -0.5 and below (the lit half is the
- * target's). Optionally
+ * target's); for a dye with a `dyeShadow` (pink, blue, green) and `deep`, the shadows' lightness
+ * lowered by up to `dyeShadow` at shade -0.5 and below, in the same hue. The face parser read
+ * these dyes' short styles as a hat within the swing alone (s6-left, s5-right and s6-right, Buzz
+ * Cut, Short Hair and Crew Cut in the three dyes: 11% of the solid pixels labelled hair on
+ * average; 44% with the deeper shadows; purple, dark already, gained nothing and is left). Optionally
  * toned: hue turned by `dh` degrees, chroma scaled by `kc`, lightness moved by `dL` (the ends of
  * the per-strand colour variation: real hair mixes paler, cooler strands with warmer, richer ones).
  */
@@ -115,8 +120,12 @@ export function shadeRamp(color: HairColor, dh = 0, kc = 1, dL = 0, deep = true)
   const ramp = new Uint8Array(256 * 3);
   for (let i = 0; i < 256; i++) {
     const sh = i / 127.5 - 1;
-    const L = Math.min(98, Math.max(2, L0 + dL + sh * t.swing));
-    const k = 1 - 0.25 * Math.abs(sh) ** 2;
+    const lit = Math.min(98, Math.max(2, L0 + dL + sh * t.swing));
+    // A dye's deeper shadow keeps the hue, its chroma falling with the cube of the lightness lost
+    // (dark dyed hair is near black between its strands, not a dark saturated paint).
+    const drop = deep && t.dyeShadow && sh < 0 ? t.dyeShadow * Math.min(1, -sh / 0.5) : 0;
+    const L = Math.max(2, lit - drop);
+    const k = (1 - 0.25 * Math.abs(sh) ** 2) * (drop ? (L / lit) ** 3 : 1);
     const rgb = labToSrgb(L, a1 * k, b1 * k);
     const w = deep && t.depth && sh < 0 ? t.depth * Math.min(1, -sh / 0.5) : 0;
     for (let ch = 0; ch < 3; ch++) ramp[3 * i + ch] = w ? Math.round(rgb[ch]! * (1 - w) + UNPIGMENTED_SHADOW[ch]! * w) : rgb[ch]!;

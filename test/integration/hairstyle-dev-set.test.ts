@@ -180,6 +180,11 @@ const KNOWN: Record<string, string> = {
   // labels on it flicker with changes elsewhere in the photo (0.12 to 0.16 across stop 23's
   // commits). The target's own long hair is gone on the debug overlay.
   's6-right-mirror|longHair': "Braided Crown, pink: the hair still counted is the undetected neighbour's, beside the target's cheek",
+  // Her long hair hanging behind her shoulder on the image's left stays (README, stop 31). The
+  // count is the parser's: while it read the pink crown as a hat (0.56 of its solid pixels hair, to
+  // stop 33) it labelled fewer of those strands hair (0.128); since stop 34's deeper dye shadows
+  // the crown reads as hair (0.95) and so do more strands below it (0.193).
+  's5-back|longHair': "Bowl Cut, pink: her long hair hanging behind her shoulder on the image's left stays (the parser reads it as hair once it reads the new crown as hair)",
   // New hair the face parser does not read as hair (the issue's 'flat cap or plastic wig'): short
   // domes, braids, ropes, facets and a dyed colour; the long straight and wavy styles read as hair.
   's5-back|readsAsHair-long': "Dreadlocks, blue: blue locks read as a hat to the face parser (in brown or black the same locks read as hair, 0.93 and 0.75, since stop 23 drew the crown as ropes)",
