@@ -585,6 +585,29 @@ describe('hairstyle on the development photos (issue 11, independent references)
     expect(spread(out, 560, 650, 630, 680)).toBeGreaterThan(0.35 * top);
   }, 60_000);
 
+  it('fills the removed hair beside an out-of-focus background as soft as that background, not in sharp blocks (hand-annotated boxes)', async () => {
+    // Hand-annotated on the input (s5-top, 558x558): a box of her ponytail hanging beside her neck
+    // over the stairs, which every short style removes, and a box of the stairs beside it (out of
+    // focus). The measure is blurSigma (imaging/blur.ts: the blur a region's edges show, px) on
+    // those boxes. The exemplar fill copied pixels at full sharpness and stitched them in blocks:
+    // 1.34 px in the fill against the stairs' 2.11 (with the fill's blur matched to its sources, 2.27).
+    const ph = await hairPhoto('s5-top');
+    const input = await decodeImage(ph.bytes, { maxPixels: 4e7 });
+    const sigmaOf = (img: RgbImage, [x0, y0, x1, y1]: Box4) => {
+      const w = x1 - x0, h = y1 - y0;
+      const grey = new Float32Array(w * h);
+      for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) grey[y * w + x] = lch(...([0, 1, 2].map((c) => img.data[3 * ((y + y0) * img.width + x + x0) + c]!) as [number, number, number])).L;
+      return blurSigma(grey, w, h, new Uint8Array(w * h).fill(1));
+    };
+    const stairs = sigmaOf(input, [40, 160, 130, 260]);
+    const { out } = await runHairstyle(ph.bytes, 'Buzz Cut', 'red');
+    const fill = sigmaOf(out, [160, 235, 188, 300]);
+    console.log(`s5-top Buzz Cut: the fill beside her neck ${fill.toFixed(2)} px of blur, the stairs beside it ${stairs.toFixed(2)}`);
+    expect(stairs).toBeGreaterThan(1.5);
+    expect(fill).toBeGreaterThan(0.8 * stairs);
+    expect(fill).toBeLessThan(1.5 * stairs);
+  }, 60_000);
+
   it('draws grey hair with dark depths under its lit strands: the face parser reads it as hair, not a knitted cap (reference parser)', async () => {
     // s6-left, Buzz Cut, grey: an even pale mass within the ramp's swing read as a cap (2% of its
     // solid pixels labelled hair); with its shadows falling towards the dark of unpigmented hair, 93%.

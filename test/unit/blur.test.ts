@@ -2,7 +2,7 @@
 // uses to soften drawn hair to the photo's focus. A synthetic image of vertical and horizontal
 // step edges, blurred by known sigmas, reads back close to them, in order.
 import { describe, expect, it } from 'vitest';
-import { blurSigma, gaussianBlur, gaussianBlurInPlace } from '../../src/imaging/blur.ts';
+import { blurSigma, gaussianBlur, gaussianBlurInPlace, matchSharpness } from '../../src/imaging/blur.ts';
 
 const W = 96, H = 96;
 /** A checkerboard of 24 px squares (levels 60 and 190): edges both ways. */
@@ -54,5 +54,68 @@ describe('blurSigma', () => {
       expect(got).toBeLessThan(1.3 * s);
       last = got;
     }
+  });
+});
+
+describe('matchSharpness', () => {
+  // An out-of-focus scene (the checkerboard blurred by 2.5 px, with a little noise, as RGB bytes),
+  // and in its middle a "fill": the same board pasted sharp, with a seam of copied blocks.
+  const scene = () => {
+    const soft = gaussianBlur(board, W, H, 2.5);
+    let h = 12345;
+    const rnd = () => ((h = (h * 1103515245 + 12345) >>> 0), h / 4294967296 - 0.5);
+    const data = new Uint8Array(3 * W * H);
+    const part = new Uint8Array(W * H), reference = new Uint8Array(W * H);
+    for (let y = 0; y < H; y++) {
+      for (let x = 0; x < W; x++) {
+        const i = y * W + x;
+        const inPart = x >= 30 && x < 66 && y >= 30 && y < 66;
+        const v = inPart ? board[i]! : soft[i]! + 6 * rnd();
+        for (let c = 0; c < 3; c++) data[3 * i + c] = Math.max(0, Math.min(255, Math.round(v)));
+        if (inPart) part[i] = 1;
+        else reference[i] = 1;
+      }
+    }
+    return { img: { data, width: W, height: H }, part, reference, box: { x: 30, y: 30, width: 36, height: 36 } };
+  };
+  const greyOf = (d: Uint8Array) => Float32Array.from({ length: W * H }, (_, i) => d[3 * i]!);
+
+  it('blurs a fill sharper than its surroundings to their focus, and changes nothing outside it', () => {
+    const { img, part, reference, box } = scene();
+    const before = Uint8Array.from(img.data);
+    const inner = Uint8Array.from(part, (v, i) => (v && i % W > 32 && i % W < 63 && i / W > 32 && i / W < 63 ? 1 : 0));
+    const sharp = blurSigma(greyOf(img.data), W, H, inner);
+    const [applied] = matchSharpness(img, [{ part, reference, box }], 12);
+    const after = blurSigma(greyOf(img.data), W, H, inner);
+    expect(sharp).toBeLessThan(0.8);
+    expect(applied).toBeGreaterThan(1.5);
+    // The fill's edges now about as soft as the scene's (2.5 px; the grain put back reads a little
+    // sharper to the estimate).
+    expect(after).toBeGreaterThan(1.5);
+    expect(after).toBeLessThan(3.5);
+    for (let i = 0; i < W * H; i++) if (!part[i]) expect(img.data[3 * i]).toBe(before[3 * i]);
+  });
+
+  it('puts the surroundings\' grain back on the blurred fill', () => {
+    const { img, part, reference, box } = scene();
+    matchSharpness(img, [{ part, reference, box }], 12);
+    // Inside a flat square of the fill (no edge): the noise's spread, against the scene's own.
+    const spread = (x0: number, y0: number) => {
+      const v: number[] = [];
+      for (let y = y0; y < y0 + 8; y++) for (let x = x0; x < x0 + 8; x++) v.push(img.data[3 * (y * W + x)]!);
+      const m = v.reduce((a, b) => a + b, 0) / v.length;
+      return Math.sqrt(v.reduce((a, b) => a + (b - m) ** 2, 0) / v.length);
+    };
+    expect(spread(36, 36)).toBeGreaterThan(0.8);
+    expect(spread(36, 36)).toBeLessThan(4 * spread(4, 4) + 1);
+  });
+
+  it('leaves a fill as sharp as its surroundings alone', () => {
+    const { img, part, reference, box } = scene();
+    // A sharp scene: the board itself around the pasted board.
+    for (let i = 0; i < W * H; i++) for (let c = 0; c < 3; c++) img.data[3 * i + c] = board[i]!;
+    const before = Uint8Array.from(img.data);
+    expect(matchSharpness(img, [{ part, reference, box }], 12)).toEqual([0]);
+    expect(img.data).toEqual(before);
   });
 });

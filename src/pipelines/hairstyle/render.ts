@@ -3,11 +3,12 @@
 //                  shade (strands, light from the face's side, highlight) and contact shadow;
 //                  never on the protected face (inside the face oval, below the brows)
 //   removalMask    original hair the new style does not cover, dilated to take its halo along
-//   fillRemoved    exemplar fill (steps/patch-fill) of the removed hair, per what it hides
+//   fillRemoved    exemplar fill (steps/patch-fill) of the removed hair, per what it hides, each
+//                  part as soft as its sources beside it (imaging/blur matchSharpness)
 //   composite      the filled photo, contact shadow, then the hair recoloured in CIE Lab, grained,
 //                  its outline blurred to the photo's focus on a soft photo
 import type { HairColor } from '../../domain/job.ts';
-import { gaussianBlurInPlace } from '../../imaging/blur.ts';
+import { gaussianBlurInPlace, matchSharpness } from '../../imaging/blur.ts';
 import { copyBytes, type RgbImage } from '../../imaging/image.ts';
 import { dilate, maskBox } from '../../imaging/morphology.ts';
 import { giveBack, takeInts, takePlane } from '../../imaging/scratch.ts';
@@ -480,6 +481,7 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number): R
   const holeAt = new Int32Array(count);
   for (let i = 0, k = 0; k < count; i++) if (hole[i]) holeAt[k++] = i;
   const groups = smoothGroups(an.under, hole, holeAt, W, H, an.sources.length, Math.max(1, Math.round(0.03 * an.frame.scale)));
+  const filled: Array<{ part: Uint8Array; src: Uint8Array }> = [];
   for (let g = 1; g < an.sources.length; g++) {
     const part = new Uint8Array(n);
     let any = 0;
@@ -494,7 +496,16 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number): R
     // Bare skin keeps only the copied texture's finest detail (~1.2% of the face width: pores,
     // grain) over an even tone; at 4% the copy's blocks and blotches still showed.
     if (g === UNDER.skin && img !== an.image) evenTone(img, part, src, Math.max(2, Math.round(0.012 * an.frame.scale)), jawShade(an));
+    if (img !== an.image) filled.push({ part, src });
   }
+  // Each group's fill as soft as its sources beside it (an out-of-focus background's fill was
+  // sharper than the photo there: block edges and seams): once every group is filled, so no blur
+  // reaches the old hair of a group still to fill.
+  const fills = filled.flatMap(({ part, src }) => {
+    const box = maskBox(part, W, H);
+    return box ? [{ part, reference: src, box }] : [];
+  });
+  matchSharpness(img, fills, Math.round(0.1 * an.frame.scale) + 8);
   return img;
 }
 
