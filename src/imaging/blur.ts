@@ -160,48 +160,47 @@ export function blurSigmas(grey: Float32Array, W: number, H: number, bits: Uint8
 /** Below this difference (px) matchSharpness leaves a fill as it is: it would hardly show. */
 const MATCH_MIN_SIGMA = 0.8;
 
+/** A pixel box, end exclusive. */
+export interface PixelBox {
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
+}
+
+/** Fills for matchSharpness, marked on one region of the image. */
+export interface SharpnessFills {
+  /** The region measured: the fills and their surroundings. */
+  region: PixelBox;
+  /** Per pixel of the region (row-major): fill f's reference as bit 2f, its part as bit 2f + 1. */
+  bits: Uint8Array;
+  /** Per fill (four at most): its part's box and how many reference pixels it has. */
+  fills: Array<{ box: PixelBox; references: number }>;
+}
+
 /**
  * Filled regions made as soft as what they continue: per fill, the sharpness (blurSigma) of its
- * `reference` (the fill's own sources beside it) and of its `part` (the filled pixels), measured
- * on the image's lightness within `margin` px of the parts (one blur of that box serves every
- * fill); where a fill is sharper by MATCH_MIN_SIGMA or more, its pixels are blurred by the
- * Gaussian that makes up the difference (sqrt(s_ref^2 - s_part^2)), with the pixels around them as
+ * reference (the fill's own sources beside it) and of its part (the filled pixels), measured on
+ * the image's lightness over the region (one blur of it serves every fill); where a fill is
+ * sharper by MATCH_MIN_SIGMA or more, its pixels are blurred by the Gaussian that makes up the
+ * difference (sqrt(s_ref^2 - s_part^2)), with the pixels around them (within `margin`) as
  * context, and the surroundings' grain put back. An exemplar fill copies pixels at full sharpness
- * and stitches them in blocks: on an out-of-focus background (s5-top's stairs, sigma 2.3 beside
- * the removed ponytail, 0.5 in the fill) its seams and block edges were the sharpest lines there.
+ * and stitches them in blocks: on an out-of-focus background (s5-top's stairs, sigma 2.1 beside
+ * the removed ponytail, 1.3 in the fill) its seams and block edges were the sharpest lines there.
  * Only the parts' pixels change, in order (a later fill's blur sees the earlier ones done).
  * Returns the sigma applied per fill (0: none). RGB bytes, in place.
  */
-export function matchSharpness(img: { data: Uint8Array; width: number; height: number }, fills: ReadonlyArray<{ part: Uint8Array; reference: Uint8Array; box: { x: number; y: number; width: number; height: number } }>, margin: number): number[] {
-  const { width: W, height: H, data } = img;
-  if (!fills.length) return [];
-  let x0 = W, y0 = H, x1 = 0, y1 = 0;
-  for (const { box } of fills) {
-    (x0 = Math.min(x0, box.x - margin)), (y0 = Math.min(y0, box.y - margin));
-    (x1 = Math.max(x1, box.x + box.width + margin)), (y1 = Math.max(y1, box.y + box.height + margin));
-  }
-  (x0 = Math.max(0, x0)), (y0 = Math.max(0, y0)), (x1 = Math.min(W, x1)), (y1 = Math.min(H, y1));
-  const bw = x1 - x0, bh = y1 - y0;
-  if (bw < 8 || bh < 8) return fills.map(() => 0);
+export function matchSharpness(img: { data: Uint8Array; width: number; height: number }, marked: SharpnessFills, margin: number): number[] {
+  const { width: W, data } = img;
+  const { region, bits, fills } = marked;
+  const x0 = region.x0, y0 = region.y0, bw = region.x1 - region.x0, bh = region.y1 - region.y0;
+  if (!fills.length || bw < 8 || bh < 8) return fills.map(() => 0);
   const grey = takePlane(bw * bh);
-  // Fill f's reference is bit 2f, its part bit 2f + 1 (four fills at most).
-  const bits = new Uint8Array(bw * bh);
-  const refCount: number[] = [];
-  for (const [f, { part, reference }] of fills.slice(0, 4).entries()) {
-    let n = 0;
-    for (let y = 0; y < bh; y++) {
-      for (let x = 0, i = (y + y0) * W + x0, j = y * bw; x < bw; x++, i++, j++) {
-        if (part[i]) bits[j]! |= 2 << (2 * f);
-        else if (reference[i]) (bits[j]! |= 1 << (2 * f)), n++;
-      }
-    }
-    refCount.push(n);
-  }
   const lightness = () => {
     for (let y = 0; y < bh; y++) for (let x = 0, i = (y + y0) * W + x0, j = y * bw; x < bw; x++, i++, j++) grey[j] = 0.299 * data[3 * i]! + 0.587 * data[3 * i + 1]! + 0.114 * data[3 * i + 2]!;
   };
   lightness();
-  const sigmas = blurSigmas(grey, bw, bh, bits, 2 * refCount.length, 2, true);
+  const sigmas = blurSigmas(grey, bw, bh, bits, 2 * fills.length, 2, true);
   // A fill's grain, as a Gaussian noise's sigma: the median absolute Laplacian of the lightness (a
   // white noise of sigma s gives one of s * sqrt(20)), on every other row and column.
   const grainOf = (bit: number) => {
@@ -229,7 +228,7 @@ export function matchSharpness(img: { data: Uint8Array; width: number; height: n
   for (const [f, { box }] of fills.entries()) {
     const refBit = 1 << (2 * f), partBit = 2 << (2 * f);
     // Too few reference pixels say nothing of the surroundings' focus.
-    const extra = f >= refCount.length || refCount[f]! < 400 ? 0 : Math.sqrt(Math.max(0, sigmas[2 * f]! ** 2 - sigmas[2 * f + 1]! ** 2));
+    const extra = fills[f]!.references < 400 ? 0 : Math.sqrt(Math.max(0, sigmas[2 * f]! ** 2 - sigmas[2 * f + 1]! ** 2));
     if (extra < MATCH_MIN_SIGMA) {
       applied.push(0);
       continue;
@@ -239,8 +238,8 @@ export function matchSharpness(img: { data: Uint8Array; width: number; height: n
     // photo reads as painted): as much as the surroundings have is put back, as noise.
     const grainRef = grainOf(refBit);
     // The fill's own box and margin (in the shared box's coordinates).
-    const fx0 = Math.max(0, box.x - margin - x0), fy0 = Math.max(0, box.y - margin - y0);
-    const fx1 = Math.min(bw, box.x + box.width + margin - x0), fy1 = Math.min(bh, box.y + box.height + margin - y0);
+    const fx0 = Math.max(0, box.x0 - margin - x0), fy0 = Math.max(0, box.y0 - margin - y0);
+    const fx1 = Math.min(bw, box.x1 + margin - x0), fy1 = Math.min(bh, box.y1 + margin - y0);
     const fw = fx1 - fx0, fh = fy1 - fy0;
     const planes = [0, 1, 2].map(() => takePlane(fw * fh));
     for (let y = 0; y < fh; y++) for (let x = 0, i = (y + fy0 + y0) * W + fx0 + x0, j = y * fw; x < fw; x++, i++, j++) for (let c = 0; c < 3; c++) planes[c]![j] = data[3 * i + c]!;

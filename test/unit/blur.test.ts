@@ -2,7 +2,7 @@
 // uses to soften drawn hair to the photo's focus. A synthetic image of vertical and horizontal
 // step edges, blurred by known sigmas, reads back close to them, in order.
 import { describe, expect, it } from 'vitest';
-import { blurSigma, gaussianBlur, gaussianBlurInPlace, matchSharpness } from '../../src/imaging/blur.ts';
+import { blurSigma, gaussianBlur, gaussianBlurInPlace, matchSharpness, type SharpnessFills } from '../../src/imaging/blur.ts';
 
 const W = 96, H = 96;
 /** A checkerboard of 24 px squares (levels 60 and 190): edges both ways. */
@@ -79,13 +79,19 @@ describe('matchSharpness', () => {
     return { img: { data, width: W, height: H }, part, reference, box: { x: 30, y: 30, width: 36, height: 36 } };
   };
   const greyOf = (d: Uint8Array) => Float32Array.from({ length: W * H }, (_, i) => d[3 * i]!);
+  /** The one fill marked on the whole image: its part bit 1, its reference bit 0. */
+  const marked = (part: Uint8Array, reference: Uint8Array, box: { x: number; y: number; width: number; height: number }): SharpnessFills => ({
+    region: { x0: 0, y0: 0, x1: W, y1: H },
+    bits: Uint8Array.from(part, (p, i) => (p ? 2 : reference[i] ? 1 : 0)),
+    fills: [{ box: { x0: box.x, y0: box.y, x1: box.x + box.width, y1: box.y + box.height }, references: reference.reduce((a, b) => a + b, 0) }],
+  });
 
   it('blurs a fill sharper than its surroundings to their focus, and changes nothing outside it', () => {
     const { img, part, reference, box } = scene();
     const before = Uint8Array.from(img.data);
     const inner = Uint8Array.from(part, (v, i) => (v && i % W > 32 && i % W < 63 && i / W > 32 && i / W < 63 ? 1 : 0));
     const sharp = blurSigma(greyOf(img.data), W, H, inner);
-    const [applied] = matchSharpness(img, [{ part, reference, box }], 12);
+    const [applied] = matchSharpness(img, marked(part, reference, box), 12);
     const after = blurSigma(greyOf(img.data), W, H, inner);
     expect(sharp).toBeLessThan(0.8);
     expect(applied).toBeGreaterThan(1.5);
@@ -98,7 +104,7 @@ describe('matchSharpness', () => {
 
   it('puts the surroundings\' grain back on the blurred fill', () => {
     const { img, part, reference, box } = scene();
-    matchSharpness(img, [{ part, reference, box }], 12);
+    matchSharpness(img, marked(part, reference, box), 12);
     // Inside a flat square of the fill (no edge): the noise's spread, against the scene's own.
     const spread = (x0: number, y0: number) => {
       const v: number[] = [];
@@ -115,7 +121,7 @@ describe('matchSharpness', () => {
     // A sharp scene: the board itself around the pasted board.
     for (let i = 0; i < W * H; i++) for (let c = 0; c < 3; c++) img.data[3 * i + c] = board[i]!;
     const before = Uint8Array.from(img.data);
-    expect(matchSharpness(img, [{ part, reference, box }], 12)).toEqual([0]);
+    expect(matchSharpness(img, marked(part, reference, box), 12)).toEqual([0]);
     expect(img.data).toEqual(before);
   });
 });

@@ -8,7 +8,7 @@
 //   composite      the filled photo, contact shadow, then the hair recoloured in CIE Lab, grained,
 //                  its outline blurred to the photo's focus on a soft photo
 import type { HairColor } from '../../domain/job.ts';
-import { gaussianBlurInPlace, matchSharpness } from '../../imaging/blur.ts';
+import { gaussianBlurInPlace, matchSharpness, type SharpnessFills } from '../../imaging/blur.ts';
 import { copyBytes, type RgbImage } from '../../imaging/image.ts';
 import { dilate, maskBox } from '../../imaging/morphology.ts';
 import { giveBack, takeInts, takePlane } from '../../imaging/scratch.ts';
@@ -481,7 +481,13 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number): R
   const holeAt = new Int32Array(count);
   for (let i = 0, k = 0; k < count; i++) if (hole[i]) holeAt[k++] = i;
   const groups = smoothGroups(an.under, hole, holeAt, W, H, an.sources.length, Math.max(1, Math.round(0.03 * an.frame.scale)));
-  const filled: Array<{ part: Uint8Array; src: Uint8Array }> = [];
+  // The fills marked for matchSharpness on the hole's box and a margin around it: each group's
+  // part and its sources there (beside it).
+  const margin = Math.round(0.1 * an.frame.scale) + 8;
+  const hb = holeBox(holeAt, W);
+  const region = { x0: Math.max(0, hb.x0 - margin), y0: Math.max(0, hb.y0 - margin), x1: Math.min(W, hb.x1 + margin), y1: Math.min(H, hb.y1 + margin) };
+  const rw = region.x1 - region.x0;
+  const marked: SharpnessFills = { region, bits: new Uint8Array(rw * (region.y1 - region.y0)), fills: [] };
   for (let g = 1; g < an.sources.length; g++) {
     const part = new Uint8Array(n);
     let any = 0;
@@ -496,17 +502,54 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number): R
     // Bare skin keeps only the copied texture's finest detail (~1.2% of the face width: pores,
     // grain) over an even tone; at 4% the copy's blocks and blotches still showed.
     if (g === UNDER.skin && img !== an.image) evenTone(img, part, src, Math.max(2, Math.round(0.012 * an.frame.scale)), jawShade(an));
-    if (img !== an.image) filled.push({ part, src });
+    if (img !== an.image && marked.fills.length < 4) markFill(marked, part, src, holeAt, groups, g, W, H);
   }
   // Each group's fill as soft as its sources beside it (an out-of-focus background's fill was
   // sharper than the photo there: block edges and seams): once every group is filled, so no blur
   // reaches the old hair of a group still to fill.
-  const fills = filled.flatMap(({ part, src }) => {
-    const box = maskBox(part, W, H);
-    return box ? [{ part, reference: src, box }] : [];
-  });
-  matchSharpness(img, fills, Math.round(0.1 * an.frame.scale) + 8);
+  matchSharpness(img, marked, margin);
   return img;
+}
+
+/** The box (end exclusive) of the pixels listed in `at` (indices into a W-wide image). */
+function holeBox(at: Int32Array, W: number): { x0: number; y0: number; x1: number; y1: number } {
+  let x0 = W, y0 = Infinity, x1 = 0, y1 = 0;
+  for (const i of at) {
+    const x = i % W, y = (i - x) / W;
+    if (x < x0) x0 = x;
+    if (x >= x1) x1 = x + 1;
+    if (y < y0) y0 = y;
+    if (y >= y1) y1 = y + 1;
+  }
+  return at.length ? { x0, y0, x1, y1 } : { x0: 0, y0: 0, x1: 0, y1: 0 };
+}
+
+/**
+ * Marks group g's fill for matchSharpness: its part (the hole's pixels of the group) and its
+ * sources on the marked region (the hole's box and the margin around it), as the next fill's bits.
+ */
+function markFill(marked: SharpnessFills, part: Uint8Array, src: Uint8Array, holeAt: Int32Array, groups: Uint8Array, g: number, W: number, H: number): void {
+  const f = marked.fills.length;
+  const { region, bits } = marked;
+  const rw = region.x1 - region.x0;
+  const partBit = 2 << (2 * f), refBit = 1 << (2 * f);
+  const box = { x0: W, y0: H, x1: 0, y1: 0 };
+  for (let k = 0; k < holeAt.length; k++) {
+    if (groups[k] !== g) continue;
+    const i = holeAt[k]!, x = i % W, y = (i - x) / W;
+    bits[(y - region.y0) * rw + x - region.x0]! |= partBit;
+    if (x < box.x0) box.x0 = x;
+    if (x >= box.x1) box.x1 = x + 1;
+    if (y < box.y0) box.y0 = y;
+    if (y >= box.y1) box.y1 = y + 1;
+  }
+  let references = 0;
+  for (let y = region.y0; y < region.y1; y++) {
+    for (let i = y * W + region.x0, j = (y - region.y0) * rw; j < (y - region.y0 + 1) * rw; i++, j++) {
+      if (src[i] && !part[i]) (bits[j]! |= refBit), references++;
+    }
+  }
+  marked.fills.push({ box, references });
 }
 
 /** The jaw's shadow on the neck: its darkening (a factor on RGB) just below the jaw, and its reach. */
