@@ -110,9 +110,15 @@ describe('worker processes', { timeout: 90_000 }, () => {
     const port = await freePort();
     let redis: EmbeddedRedis | undefined;
     try {
-      const starting = spawnWorkerProcess({ ...h.env, REDIS_URL: `redis://127.0.0.1:${port}` }, 60_000);
+      let saidWaiting!: () => void;
+      const waitingLine = new Promise<void>((r) => (saidWaiting = r));
+      const starting = spawnWorkerProcess({ ...h.env, REDIS_URL: `redis://127.0.0.1:${port}` }, 90_000, (line) => {
+        if (line.includes('redis unavailable at start: waiting for it')) saidWaiting();
+      });
       // Nothing listens yet: the worker says it waits (not a line per retry), and does not exit.
-      const early = await Promise.race([starting.then(() => 'ready', (e: Error) => `failed: ${e.message}`), new Promise((r) => setTimeout(() => r('waiting'), 3_000))]);
+      // Redis starts once it has said so (a fixed delay was too short for a worker starting on a
+      // loaded 2-core machine: it had not tried Redis yet, so it never waited).
+      const early = await Promise.race([starting.then(() => 'ready', (e: Error) => `failed: ${e.message}`), waitingLine.then(() => 'waiting')]);
       expect(early).toBe('waiting');
       redis = await startEmbeddedRedis(dir, { port });
       const w = await starting;

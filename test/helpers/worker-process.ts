@@ -31,10 +31,12 @@ function spawnEntry(entry: string, env: Record<string, string>, onLine: (line: s
   return { child, exited, output };
 }
 
-export async function spawnWorkerProcess(env: Record<string, string>, timeoutMs = 20_000): Promise<WorkerProcess> {
+/** `onLine`: each stdout line as it comes, before the worker is ready too (a test waiting for a log line). */
+export async function spawnWorkerProcess(env: Record<string, string>, timeoutMs = 20_000, onLine?: (line: string) => void): Promise<WorkerProcess> {
   let ready!: (id: string) => void;
   const readyLine = new Promise<string>((r) => (ready = r));
   const { child, exited, output } = spawnEntry('src/main/worker.ts', env, (line) => {
+    onLine?.(line);
     if (line.includes('"worker ready"')) ready(String(JSON.parse(line).workerId));
   });
   const workerId = await new Promise<string>((resolve, reject) => {
