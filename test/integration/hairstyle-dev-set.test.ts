@@ -187,7 +187,6 @@ const KNOWN: Record<string, string> = {
   's5-back|longHair': "Bowl Cut, pink: her long hair hanging behind her shoulder on the image's left stays (the parser reads it as hair once it reads the new crown as hair)",
   // New hair the face parser does not read as hair (the issue's 'flat cap or plastic wig'): short
   // domes, braids, ropes, facets and a dyed colour; the long straight and wavy styles read as hair.
-  's5-back|readsAsHair-long': "Dreadlocks, blue: blue locks read as a hat to the face parser (in brown or black the same locks read as hair, 0.93 and 0.75, since stop 23 drew the crown as ropes)",
   's5-front|readsAsHair-long': "Lowpoly, purple: Lowpoly's flat facets read as a hat to the face parser (the style is a stylisation by name)",
   's5-front|readsAsHair-short': "Mohawk, green: the Mohawk strip over shaved sides reads as a cap to the face parser",
   's5-right|readsAsHair-long': "Bombshell Curls, grey: the curl mass reads as a hat or cloth to the face parser (grey, crimped strands)",
@@ -199,9 +198,9 @@ const KNOWN: Record<string, string> = {
   's5-top-x1.6|readsAsHair-short': "Short Hair, green: dyed (green) short hair reads as a hat to the face parser (a saturated colour looks plastic)",
   's6-centre-left-rot15|readsAsHair-long': "Lowpoly, purple: Lowpoly's flat facets read as a hat to the face parser (the style is a stylisation by name)",
   's6-left|readsAsHair-short': "Buzz Cut, pink: a buzz cut the face parser reads as a cap, not hair (a thin even layer over the skull, no strands to see)",
-  's6-left|readsAsHair-long': "Dreadlocks, blue: blue locks read as a hat to the face parser (in brown or black the same locks read as hair, 0.93 and 0.75, since stop 23 drew the crown as ropes)",
+  's6-left|readsAsHair-long': "Dreadlocks, blue: blue locks read as a hat to the face parser (0.16; 0.32 since stop 34's darker crown, which took s5-back's from 0.07 to 0.70; in brown or black the same locks read as hair, 0.93 and 0.75)",
   's6-right-mirror|readsAsHair-short': "Braided Crown, pink: the braided crown reads as a beret to the face parser",
-  's6-right-mirror|readsAsHair-long': "Dreadlocks, blue: blue locks read as a hat to the face parser (in brown or black the same locks read as hair, 0.93 and 0.75, since stop 23 drew the crown as ropes)",
+  's6-right-mirror|readsAsHair-long': "Dreadlocks, blue: blue locks read as a hat to the face parser (0; 0.37 since stop 34's darker crown; in brown or black the same locks read as hair, 0.93 and 0.75)",
 };
 
 const photos: Array<{ base: string; variant: object }> = [...HAIR_PHOTOS.map((base) => ({ base, variant: {} })), ...HAIR_VARIANTS, ...HAIR_OTHER_PHOTOS.map((base) => ({ base, variant: {} }))];

@@ -12,7 +12,7 @@ import { gaussianBlurInPlace, matchSharpness, type SharpnessFills } from '../../
 import { copyBytes, type RgbImage } from '../../imaging/image.ts';
 import { dilate, maskBox } from '../../imaging/morphology.ts';
 import { giveBack, takeInts, takePlane } from '../../imaging/scratch.ts';
-import { labAt, shadeRamp, srgbToLab } from '../../steps/color.ts';
+import { HAIR_COLOR_TARGETS, labAt, shadeRamp, srgbToLab } from '../../steps/color.ts';
 import { patchFill, pullPush } from '../../steps/patch-fill.ts';
 import { UNDER, skinColoured } from './hair.ts';
 import { frameBox, frameU, frameV, fromFrame, jawLine, type Anchors, type Frame } from './frame.ts';
@@ -65,9 +65,16 @@ export interface HairLayer {
   box: { x0: number; y0: number; x1: number; y1: number };
   /**
    * A short style (TEMPLATES' `short`): its strands stand at a steep angle and the dark between
-   * them shows (composite gives grey and white their depth there, shadeRamp's `deep`).
+   * them shows (composite gives grey, white and the dyes their depth there, shadeRamp's `deep`).
    */
   short: boolean;
+  /**
+   * A long style's crown, in the head's frame: a dye's deeper shadows (shadeRamp's `deep`) on its
+   * crown, down to `from` (v), fading out by `to`, the lengths below within the colour's swing
+   * (on the whole mass the lengths, which lie mostly on the shade's dark side, lost the colour: a
+   * blue Dreadlocks went navy). Null for a short style (deep everywhere).
+   */
+  crown: { frame: Frame; from: number; to: number } | null;
 }
 
 /** How the photo looks, measured on the face: the hair is lit, exposed and grained to match. */
@@ -342,11 +349,23 @@ export function drawHair(an: HeadGeometry, look: Pick<Look, 'lightSide'>, style:
   const n = an.image.width * an.image.height;
   // Planes from the thread's pool (imaging/scratch.ts): the pipeline gives them back (releaseLayer)
   // once a picture is encoded.
-  const layer: HairLayer = { alpha: takePlane(n), shade: takePlane(n), shadow: new Float32Array(0), stubble: takePlane(n), tone: takePlane(n), sheen: takePlane(n), box: { x0: an.image.width, y0: an.image.height, x1: 0, y1: 0 }, short: TEMPLATES[style].short };
+  const layer: HairLayer = { alpha: takePlane(n), shade: takePlane(n), shadow: new Float32Array(0), stubble: takePlane(n), tone: takePlane(n), sheen: takePlane(n), box: { x0: an.image.width, y0: an.image.height, x1: 0, y1: 0 }, short: TEMPLATES[style].short, crown: TEMPLATES[style].short ? null : { frame: an.frame, from: an.anchors.ears - CROWN_FADE.above, to: an.anchors.ears + CROWN_FADE.below } };
   rasterize(an, look, TEMPLATES[style], p, layer, false);
   if (style === 'Mohawk') rasterize(an, look, SHAVED_SIDES, p, layer, true);
   return layer;
 }
+
+/**
+ * Where a long style's deeper crown shadows fade into its lengths (face widths about the ears'
+ * height), and how much of the deep ramp the crown takes. Faded over 0.45 face widths, a dark
+ * crown over bright lengths reads as dyed hair with darker roots; switched at one height it drew a
+ * seam across the hair at the ears. A dye's long style read as a hat to the face parser (s6-left,
+ * s5-right and s5-back, Dreadlocks, Long Wave and Long Layers in pink, blue and green: 17% of the
+ * solid pixels labelled hair); with the deep ramp on the crown 49%, with 70% of it 46%: the whole
+ * of it took the astronaut's Dreadlocks, mostly crown, just out of their colour bands (pink's
+ * chroma 29 against 30, blue's and green's lightness 27 and 37 against 28 and 38).
+ */
+const CROWN_FADE = { above: 0.15, below: 0.3, depth: 0.7 };
 
 /**
  * A drawn layer put into the photo: behind other people (their pixels, nearer their face than the
@@ -771,10 +790,21 @@ function clothingColours(image: RgbImage, known: Uint8Array, x0: number, y0: num
  * least MIN_BLUR) with its outline blurred alike (blurredComposite), fading over `keep`.
  */
 export function composite(base: RgbImage, layer: HairLayer, color: HairColor, look: Look, seed: number, opts: { inPlace?: boolean; keep?: Uint8Array } = {}): RgbImage {
-  const ramp = shadeRamp(color, 0, 1, 0, layer.short);
-  // The ends of the per-strand colour variation (grey and black vary by lightness alone).
-  const warm = shadeRamp(color, 8, 1.2, -3, layer.short);
-  const cool = shadeRamp(color, -8, 0.8, 3, layer.short);
+  // The ramps with the colour's deeper shadows (a short style's, a long style's crown) and without
+  // (a long style's lengths); the ends of the per-strand colour variation each (grey and black
+  // vary by lightness alone).
+  // A long style in a dye with deeper shadows: per pixel, how much of the crown's ramp. (Grey and
+  // white long styles keep their swing: with the deeper crown they read as hair no better, 0.39
+  // -> 0.45 of the solid pixels over three photos, and grey Bombshell Curls worse, 0.45 -> 0.04.)
+  const crown = layer.crown && HAIR_COLOR_TARGETS[color].dyeShadow ? layer.crown : null;
+  const deepRamps = layer.short || !!crown;
+  const ramp = shadeRamp(color, 0, 1, 0, deepRamps), warm = shadeRamp(color, 8, 1.2, -3, deepRamps), cool = shadeRamp(color, -8, 0.8, 3, deepRamps);
+  const [flat, flatWarm, flatCool] = crown ? [shadeRamp(color, 0, 1, 0, false), shadeRamp(color, 8, 1.2, -3, false), shadeRamp(color, -8, 0.8, 3, false)] : [ramp, warm, cool];
+  const deepShare = (i: number) => {
+    if (!crown) return 1;
+    const x = i % base.width, y = (i - x) / base.width;
+    return CROWN_FADE.depth * (1 - smooth(crown.from, crown.to, frameV(crown.frame, x + 0.5, y + 0.5)));
+  };
   // In place for a caller that owns `base` (the pipeline's fill result): a copy of a 1 MP photo is
   // ~9 ms of fresh memory on this project's machines.
   const data = opts.inPlace ? base.data : copyBytes(base.data);
@@ -795,7 +825,8 @@ export function composite(base: RgbImage, layer: HairLayer, color: HairColor, lo
   const hairAt = (i: number) => {
     const st = layer.stubble[i]!;
     const tone = layer.tone[i]!;
-    const other = tone >= 0 ? warm : cool;
+    const other = tone >= 0 ? warm : cool, flatOther = tone >= 0 ? flatWarm : flatCool;
+    const w = deepShare(i);
     const mix = Math.min(1, Math.abs(tone) * 0.7);
     const k = Math.round((layer.shade[i]! + 1) * 127.5);
     // The sheen: towards a pale, slightly tinted highlight (more of it shows on dark hair).
@@ -806,7 +837,8 @@ export function composite(base: RgbImage, layer: HairLayer, color: HairColor, lo
     const sd = layer.shade[i]!;
     const deep = sd < -0.8 ? 1 + 2 * (sd + 0.8) : 1;
     for (let c = 0; c < 3; c++) {
-      const pig = (ramp[3 * k + c]! * (1 - mix) + other[3 * k + c]! * mix) * deep;
+      const deepPig = ramp[3 * k + c]! * (1 - mix) + other[3 * k + c]! * mix;
+      const pig = (w === 1 ? deepPig : deepPig * w + (flat[3 * k + c]! * (1 - mix) + flatOther[3 * k + c]! * mix) * (1 - w)) * deep;
       const dyed = pig * (1 - gl) + (0.55 * 225 + 0.45 * Math.min(255, pig * 1.6 + 40)) * gl;
       rgb[c] = (dyed * (1 - st) + look.natural[c]! * (1 + 0.3 * layer.shade[i]!) * st) * look.exposure;
     }
