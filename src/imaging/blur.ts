@@ -1,5 +1,6 @@
-// Blurs of float maps (box, and Gaussian as three boxes) and an estimate of how blurred a photo is.
-// Plain typed-array loops: they run inside the inference threads.
+// Blurs of float maps (box, and Gaussian as three boxes), an estimate of how blurred a photo is,
+// and a filled region made as soft as its surroundings (matchSharpness). Plain typed-array loops:
+// they run inside the inference threads.
 import { giveBack, takePlane } from './scratch.ts';
 
 /**

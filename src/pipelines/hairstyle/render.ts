@@ -790,13 +790,14 @@ function clothingColours(image: RgbImage, known: Uint8Array, x0: number, y0: num
  * least MIN_BLUR) with its outline blurred alike (blurredComposite), fading over `keep`.
  */
 export function composite(base: RgbImage, layer: HairLayer, color: HairColor, look: Look, seed: number, opts: { inPlace?: boolean; keep?: Uint8Array } = {}): RgbImage {
-  // The ramps with the colour's deeper shadows (a short style's, a long style's crown) and without
-  // (a long style's lengths); the ends of the per-strand colour variation each (grey and black
-  // vary by lightness alone).
-  // A long style in a dye with deeper shadows: per pixel, how much of the crown's ramp. (Grey and
-  // white long styles keep their swing: with the deeper crown they read as hair no better, 0.39
-  // -> 0.45 of the solid pixels over three photos, and grey Bombshell Curls worse, 0.45 -> 0.04.)
+  // A long style in a dye with deeper shadows fades from the crown's deep ramps to the lengths'
+  // flat ones (deepShare per pixel). Grey and white long styles keep their swing: with the deeper
+  // crown they read as hair no better (0.39 -> 0.45 of the solid pixels over three photos) and
+  // grey Bombshell Curls worse (0.45 -> 0.04).
   const crown = layer.crown && HAIR_COLOR_TARGETS[color].dyeShadow ? layer.crown : null;
+  // The ramps with the colour's deeper shadows (a short style's; a dyed long style's crown) and
+  // without (a long style's lengths), each with the ends of the per-strand colour variation (grey
+  // and black vary by lightness alone).
   const deepRamps = layer.short || !!crown;
   const ramp = shadeRamp(color, 0, 1, 0, deepRamps), warm = shadeRamp(color, 8, 1.2, -3, deepRamps), cool = shadeRamp(color, -8, 0.8, 3, deepRamps);
   const [flat, flatWarm, flatCool] = crown ? [shadeRamp(color, 0, 1, 0, false), shadeRamp(color, 8, 1.2, -3, false), shadeRamp(color, -8, 0.8, 3, false)] : [ramp, warm, cool];
