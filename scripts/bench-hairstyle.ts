@@ -13,7 +13,7 @@ import { fetchAll } from '../src/tooling/fetch-graphs.ts';
 import { loadRegistry } from '../src/models/registry.ts';
 import { SessionCache } from '../src/models/sessions.ts';
 import { hairstyle } from '../src/pipelines/hairstyle/pipeline.ts';
-import { benchSessionOptions, stats } from './bench-setup.ts';
+import { benchSessionOptions, stats, warmUp } from './bench-setup.ts';
 import { hairPhoto } from './lib/dev-photos.ts';
 import { modelThreadGraphs, modelThreadSpareGraphs } from '../src/pipelines/index.ts';
 
@@ -39,16 +39,8 @@ for (const { name, photo, what, outputs } of cases) {
   const sessions = new SessionCache(registry, { ...sessionOptions, modelThread: modelThreadGraphs(registry), modelThreadSpare: modelThreadSpareGraphs(registry) });
   const ctx = { params: v.manifest.params, session: (g: string) => sessions.get(v.id, g), maxPixels: 4e7 };
   const input = { image_files: ['http://bench/a.png'], hair_color: 'blonde', hairstyle: 'Long Wave', num_outputs: outputs };
-  // Warm-up: the sessions load on the first run; the code this case's photo takes for the first
-  // time (a 1 MP photo's long hair past the parser's crop, say) is compiled over the next ones. A
-  // worker runs thousands of tasks: the medians below are its steady state, the warm-up's own
-  // times are printed beside them (the first is a task's latency right after a worker starts).
-  const warm: number[] = [];
-  for (let i = 0; i < WARMUP; i++) {
-    const t0 = performance.now();
-    await hairstyle.run(ctx, input, { image_files: [photo] });
-    warm.push(performance.now() - t0);
-  }
+  // (The code a 1 MP photo's long hair past the parser's crop takes is compiled in the warm-up.)
+  const warm = await warmUp(WARMUP, () => hairstyle.run(ctx, input, { image_files: [photo] }));
   const perStage = new Map<string, number[]>();
   const totals: number[] = [];
   for (let i = 0; i < RUNS; i++) {

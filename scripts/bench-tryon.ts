@@ -14,7 +14,7 @@ import { tryon } from '../src/pipelines/tryon/pipeline.ts';
 import { dress, trousers, tshirt } from '../test/helpers/garments.ts';
 import { tryonPhoto } from '../test/helpers/tryon-dev-set.ts';
 import sharp from 'sharp';
-import { benchSessionOptions, stats } from './bench-setup.ts';
+import { benchSessionOptions, stats, warmUp } from './bench-setup.ts';
 import { modelThreadGraphs } from '../src/pipelines/index.ts';
 
 const { median } = stats;
@@ -33,15 +33,7 @@ console.log(`bench tryon: ${os.cpus()[0]?.model ?? 'cpu'} x${os.availableParalle
 for (const [what, person] of PEOPLE) {
   for (const [type, garment] of [['upper_body', await tshirt()], ['lower_body', await trousers()], ['dresses', await dress()]] as Array<[ClothesType, Buffer]>) {
     const input = { clothes_image: 'http://bench/g', custom_model: 'http://bench/p', clothes_type: type };
-    // Warm-up: the sessions load on the first run, the code this case takes for the first time is
-    // compiled over the next ones (as in bench-hairstyle.ts: the medians are a worker's steady
-    // state; the warm-up's own times are printed too).
-    const warm: number[] = [];
-    for (let i = 0; i < WARMUP; i++) {
-      const t0 = performance.now();
-      await tryon.run(ctx, input, { clothes_image: [garment], custom_model: [person] });
-      warm.push(performance.now() - t0);
-    }
+    const warm = await warmUp(WARMUP, () => tryon.run(ctx, input, { clothes_image: [garment], custom_model: [person] }));
     const totals: number[] = [];
     const perStage = new Map<string, number[]>();
     for (let i = 0; i < RUNS; i++) {

@@ -1,6 +1,7 @@
 // Blurs of float maps (box, and Gaussian as three boxes), an estimate of how blurred a photo is,
 // and a filled region made as soft as its surroundings (matchSharpness). Plain typed-array loops:
 // they run inside the inference threads.
+import type { PixelBox } from './morphology.ts';
 import { giveBack, takePlane } from './scratch.ts';
 
 /**
@@ -160,14 +161,6 @@ export function blurSigmas(grey: Float32Array, W: number, H: number, bits: Uint8
 
 /** Below this difference (px) matchSharpness leaves a fill as it is: it would hardly show. */
 const MATCH_MIN_SIGMA = 0.8;
-
-/** A pixel box, end exclusive. */
-export interface PixelBox {
-  x0: number;
-  y0: number;
-  x1: number;
-  y1: number;
-}
 
 /** Fills for matchSharpness, marked on one region of the image. */
 export interface SharpnessFills {

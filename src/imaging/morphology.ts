@@ -221,6 +221,31 @@ export interface Region {
 }
 
 /** The bounding box of a mask's non-zero pixels (null when empty); each row is read from both ends. */
+/** A pixel box [x0, x1) x [y0, y1). */
+export interface PixelBox {
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
+}
+
+/**
+ * The box of the pixels listed in `at` (indices into a W-wide image), those `pick` takes by their
+ * position k in the list (all without it); null for none. maskBox for a list: no walk of the image.
+ */
+export function indicesBox(at: Int32Array, W: number, pick?: (k: number) => boolean): PixelBox | null {
+  let x0 = Infinity, y0 = Infinity, x1 = -1, y1 = -1;
+  for (let k = 0; k < at.length; k++) {
+    if (pick && !pick(k)) continue;
+    const i = at[k]!, x = i % W, y = (i - x) / W;
+    if (x < x0) x0 = x;
+    if (x >= x1) x1 = x + 1;
+    if (y < y0) y0 = y;
+    if (y >= y1) y1 = y + 1;
+  }
+  return x1 < 0 ? null : { x0, y0, x1, y1 };
+}
+
 export function maskBox(mask: Uint8Array, W: number, H: number): Region | null {
   let x0 = W, y0 = H, x1 = -1, y1 = -1;
   for (let y = 0; y < H; y++) {

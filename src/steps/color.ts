@@ -121,13 +121,15 @@ export function shadeRamp(color: HairColor, dh = 0, kc = 1, dL = 0, deep = true)
   for (let i = 0; i < 256; i++) {
     const sh = i / 127.5 - 1;
     const lit = Math.min(98, Math.max(2, L0 + dL + sh * t.swing));
+    // How far into the deeper shadows (0 on the lit half and for a long style, 1 from shade -0.5).
+    const under = deep && sh < 0 ? Math.min(1, -sh / 0.5) : 0;
     // A dye's deeper shadow keeps the hue, its chroma falling with the cube of the lightness lost
     // (dark dyed hair is near black between its strands, not a dark saturated paint).
-    const drop = deep && t.dyeShadow && sh < 0 ? t.dyeShadow * Math.min(1, -sh / 0.5) : 0;
+    const drop = (t.dyeShadow ?? 0) * under;
     const L = Math.max(2, lit - drop);
     const k = (1 - 0.25 * Math.abs(sh) ** 2) * (drop ? (L / lit) ** 3 : 1);
     const rgb = labToSrgb(L, a1 * k, b1 * k);
-    const w = deep && t.depth && sh < 0 ? t.depth * Math.min(1, -sh / 0.5) : 0;
+    const w = (t.depth ?? 0) * under;
     for (let ch = 0; ch < 3; ch++) ramp[3 * i + ch] = w ? Math.round(rgb[ch]! * (1 - w) + UNPIGMENTED_SHADOW[ch]! * w) : rgb[ch]!;
   }
   return ramp;

@@ -12,7 +12,7 @@
 //                 the pieces of the hair's colour that hang from the head; under: the same head
 //                 and body geometry, the body below the chin told apart by the face's skin colour
 import { copyBytes, type RgbImage } from '../../imaging/image.ts';
-import { chamfer, componentsTouching, dilate, eachComponent, maskBox } from '../../imaging/morphology.ts';
+import { chamfer, componentsTouching, dilate, eachComponent, maskBox, type PixelBox } from '../../imaging/morphology.ts';
 import { giveBack, takeBytes, takeInts } from '../../imaging/scratch.ts';
 import type { ModelSession } from '../../models/onnx.ts';
 import type { StageTimer } from '../../domain/stage-timer.ts';
@@ -42,12 +42,7 @@ export interface HairFinding {
 }
 
 /** Pixel box [x0, x1) x [y0, y1). */
-interface Box {
-  x0: number;
-  x1: number;
-  y0: number;
-  y1: number;
-}
+type Box = PixelBox;
 
 interface Head {
   image: RgbImage;

@@ -10,7 +10,7 @@
 import type { HairColor } from '../../domain/job.ts';
 import { gaussianBlurInPlace, matchSharpness, type SharpnessFills } from '../../imaging/blur.ts';
 import { copyBytes, type RgbImage } from '../../imaging/image.ts';
-import { dilate, maskBox } from '../../imaging/morphology.ts';
+import { dilate, indicesBox, maskBox } from '../../imaging/morphology.ts';
 import { giveBack, takeInts, takePlane } from '../../imaging/scratch.ts';
 import { HAIR_COLOR_TARGETS, labAt, shadeRamp, srgbToLab } from '../../steps/color.ts';
 import { patchFill, pullPush } from '../../steps/patch-fill.ts';
@@ -503,7 +503,7 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number): R
   // The fills marked for matchSharpness on the hole's box and a margin around it: each group's
   // part and its sources there (beside it).
   const margin = Math.round(0.1 * an.frame.scale) + 8;
-  const hb = holeBox(holeAt, W);
+  const hb = indicesBox(holeAt, W) ?? { x0: 0, y0: 0, x1: 0, y1: 0 };
   const region = { x0: Math.max(0, hb.x0 - margin), y0: Math.max(0, hb.y0 - margin), x1: Math.min(W, hb.x1 + margin), y1: Math.min(H, hb.y1 + margin) };
   const rw = region.x1 - region.x0;
   const marked: SharpnessFills = { region, bits: new Uint8Array(rw * (region.y1 - region.y0)), fills: [] };
@@ -521,7 +521,7 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number): R
     // Bare skin keeps only the copied texture's finest detail (~1.2% of the face width: pores,
     // grain) over an even tone; at 4% the copy's blocks and blotches still showed.
     if (g === UNDER.skin && img !== an.image) evenTone(img, part, src, Math.max(2, Math.round(0.012 * an.frame.scale)), jawShade(an));
-    if (img !== an.image && marked.fills.length < 4) markFill(marked, part, src, holeAt, groups, g, W, H);
+    if (img !== an.image && marked.fills.length < 4) markFill(marked, part, src, holeAt, groups, g, W);
   }
   // Each group's fill as soft as its sources beside it (an out-of-focus background's fill was
   // sharper than the photo there: block edges and seams): once every group is filled, so no blur
@@ -530,38 +530,21 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number): R
   return img;
 }
 
-/** The box (end exclusive) of the pixels listed in `at` (indices into a W-wide image). */
-function holeBox(at: Int32Array, W: number): { x0: number; y0: number; x1: number; y1: number } {
-  let x0 = W, y0 = Infinity, x1 = 0, y1 = 0;
-  for (const i of at) {
-    const x = i % W, y = (i - x) / W;
-    if (x < x0) x0 = x;
-    if (x >= x1) x1 = x + 1;
-    if (y < y0) y0 = y;
-    if (y >= y1) y1 = y + 1;
-  }
-  return at.length ? { x0, y0, x1, y1 } : { x0: 0, y0: 0, x1: 0, y1: 0 };
-}
-
 /**
  * Marks group g's fill for matchSharpness: its part (the hole's pixels of the group) and its
  * sources on the marked region (the hole's box and the margin around it), as the next fill's bits.
  */
-function markFill(marked: SharpnessFills, part: Uint8Array, src: Uint8Array, holeAt: Int32Array, groups: Uint8Array, g: number, W: number, H: number): void {
+function markFill(marked: SharpnessFills, part: Uint8Array, src: Uint8Array, holeAt: Int32Array, groups: Uint8Array, g: number, W: number): void {
   const f = marked.fills.length;
   const { region, bits } = marked;
   const rw = region.x1 - region.x0;
   const partBit = 2 << (2 * f), refBit = 1 << (2 * f);
-  const box = { x0: W, y0: H, x1: 0, y1: 0 };
   for (let k = 0; k < holeAt.length; k++) {
     if (groups[k] !== g) continue;
-    const i = holeAt[k]!, x = i % W, y = (i - x) / W;
-    bits[(y - region.y0) * rw + x - region.x0]! |= partBit;
-    if (x < box.x0) box.x0 = x;
-    if (x >= box.x1) box.x1 = x + 1;
-    if (y < box.y0) box.y0 = y;
-    if (y >= box.y1) box.y1 = y + 1;
+    const i = holeAt[k]!, x = i % W;
+    bits[((i - x) / W - region.y0) * rw + x - region.x0]! |= partBit;
   }
+  const box = indicesBox(holeAt, W, (k) => groups[k] === g)!;
   let references = 0;
   for (let y = region.y0; y < region.y1; y++) {
     for (let i = y * W + region.x0, j = (y - region.y0) * rw; j < (y - region.y0 + 1) * rw; i++, j++) {
