@@ -47,10 +47,6 @@ export const stats = {
 };
 
 /**
- * Runs `tasks` calls of `run` with `inFlight` of them at a time (each lane starts the next as its
- * last ends): their latencies and the wall time of the whole, in seconds.
- */
-/**
  * Runs `run` `n` times as a warm-up and returns each run's time (ms): the first loads the sessions,
  * the next ones compile the code the case takes for the first time. A worker runs thousands of
  * tasks: the benches' medians are its steady state, the warm-up's times are printed beside them
@@ -66,6 +62,10 @@ export async function warmUp(n: number, run: () => Promise<unknown>): Promise<nu
   return times;
 }
 
+/**
+ * Runs `tasks` calls of `run` with `inFlight` of them at a time (each lane starts the next as its
+ * last ends): their latencies and the wall time of the whole, in seconds.
+ */
 export async function runInFlight(tasks: number, inFlight: number, run: () => Promise<unknown>): Promise<{ latencies: number[]; seconds: number }> {
   const latencies: number[] = [];
   let next = 0;

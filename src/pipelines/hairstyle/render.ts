@@ -665,18 +665,18 @@ function smoothGroups(under: Uint8Array, hole: Uint8Array, holeAt: Int32Array, W
   if (!box) return out;
   const { x: x0, y: y0, width: bw, height: bh } = box;
   const sw = bw + 1;
+  // Every group's sums in one pass over the box (a pass per group read the hole and the groups again).
   const sums: Int32Array[] = [];
-  for (let g = 1; g < groups; g++) {
-    const S = new Int32Array(sw * (bh + 1));
-    for (let y = 0; y < bh; y++) {
-      let row = 0;
-      for (let x = 0; x < bw; x++) {
-        const i = (y + y0) * W + x + x0;
-        if (hole[i] && (under[i] || UNDER.background) === g) row++;
-        S[(y + 1) * sw + x + 1] = S[y * sw + x + 1]! + row;
-      }
+  for (let g = 1; g < groups; g++) sums[g] = new Int32Array(sw * (bh + 1));
+  const row = new Int32Array(groups);
+  for (let y = 0; y < bh; y++) {
+    row.fill(0);
+    for (let x = 0; x < bw; x++) {
+      const i = (y + y0) * W + x + x0;
+      if (hole[i]) row[under[i] || UNDER.background]!++;
+      const k = (y + 1) * sw + x + 1, u = y * sw + x + 1;
+      for (let g = 1; g < groups; g++) sums[g]![k] = sums[g]![u]! + row[g]!;
     }
-    sums[g] = S;
   }
   for (let k = 0; k < holeAt.length; k++) {
     const i = holeAt[k]!;
