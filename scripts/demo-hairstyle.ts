@@ -59,7 +59,7 @@ async function gridSheet(files: string[], styles: Hairstyle[], colors: HairColor
     tiles.push({ input: label(`${style}, ${color}`, cell * files.length), left: 0, top });
     for (const [c, { analysis, look }] of analyses.entries()) {
       const layer = renderHair(analysis, look, style, variantFor(7, 0));
-      const filled = fillRemoved(analysis, removalMask(analysis, layer), 7);
+      const filled = fillRemoved(analysis, removalMask(analysis, layer, color), 7);
       tiles.push({ input: await rgbTile(composite(filled, layer, color, look, 7, { keep: analysis.protect }), cell), left: c * cell, top: top + head });
     }
   }
@@ -102,7 +102,7 @@ export async function demoHairstyle(file: string | undefined, rest: string[]): P
   for (const [r, style] of (several ? [] : styles).entries()) {
     for (const [c, color] of colors.entries()) {
       const layer = renderHair(analysis, look, style, variantFor(7, 0));
-      const filled = fillRemoved(analysis, removalMask(analysis, layer), 7);
+      const filled = fillRemoved(analysis, removalMask(analysis, layer, color), 7);
       tiles.push({ input: await rgbTile(composite(filled, layer, color, look, 7, { keep: analysis.protect }), cell), left: c * cell, top: r * (cell + head) + head });
     }
     tiles.push({ input: label(`${style}: ${colors.join(', ')}`, cell * colors.length), left: 0, top: r * (cell + head) });
@@ -118,7 +118,7 @@ export async function demoHairstyle(file: string | undefined, rest: string[]): P
   // Debug sheet for the first style and colour.
   const { width: W, height: H } = analysis.image;
   const layer = renderHair(analysis, look, styles[0]!, variantFor(7, 0));
-  const hole = removalMask(analysis, layer);
+  const hole = removalMask(analysis, layer, colors[0]!);
   const filled = fillRemoved(analysis, hole, 7);
   const faces = copyImage(analysis.image);
   const box = (b: { x: number; y: number; width: number; height: number }, rgb: number[]) =>

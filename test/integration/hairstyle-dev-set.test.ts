@@ -338,14 +338,19 @@ describe('hairstyle on the development photos (issue 11, independent references)
     }
   }, 120_000);
 
+  /** The slants (face widths across per face width down) a lock over the forehead is followed at. */
+  const SLANTS = [0, -0.25, 0.25, -0.5, 0.5];
   it('continues a lock lying over the face up to the new hair: no filled band of forehead cuts it at the brows (reference FaceMesh and parser)', async () => {
     // Hair lying over the face below the brows stays (point 3); above the brows it was removed and
     // filled, so the lock ended in a straight cut at the brow line under a band of forehead. Judged
     // on the references run on the input: forehead pixels (between the reference brows and the
-    // forehead's top, landmark 10, inside the face's width) whose column, 0.06 and 0.12 face widths
-    // below the brows, is hair to the reference parser (the lock's inside): on the output they must be the input's
-    // own pixels (but for the new hair's contact shadow) or under the new hair (its mask), not filled.
-    for (const [name, style] of [['s6-centre-left', 'Buzz Cut'], ['s6-left', 'Crew Cut']] as Array<[string, Hairstyle]>) {
+    // forehead's top, landmark 10, inside the face's width) from which a line straight down or
+    // slanted (SLANTS: side-swept hair crosses the brows at a slant) is hair to the reference parser
+    // halfway to the brows, at them and 0.06 and 0.12 face widths below them (the lock's inside): on
+    // the output they must be the input's own pixels (but for the new hair's contact shadow) or
+    // under the new hair (its mask), not filled. Before stop 35 only straight locks were kept:
+    // s6-centre-left 30% filled, s6-left 34% (a flat band of forehead at each temple).
+    for (const [name, style] of [['s6-centre-left', 'Buzz Cut'], ['s6-left', 'Crew Cut'], ['s5-back', 'Crew Cut']] as Array<[string, Hairstyle]>) {
       const { ph, input, W, H, me, frame } = await onReferences(name);
       const parsedIn = await referenceParsing(ph.bytes);
       const lm = me.landmarks;
@@ -371,7 +376,7 @@ describe('hairstyle on the development photos (issue 11, independent references)
           if (notHair[i]) continue;
           const [u, v] = frame.uv(x + 0.5, y + 0.5);
           if (v < top || v >= brows || Math.abs(u) > 0.45) continue;
-          if ([0.06, 0.12].some((dv) => parsedIn.labels[at(u, brows + dv)] !== CLASS.hair)) continue;
+          if (!SLANTS.some((sl) => [(v + brows) / 2, brows, brows + 0.06, brows + 0.12].every((bv) => parsedIn.labels[at(u + sl * (bv - v), bv)] === CLASS.hair))) continue;
           n++;
           // Filled: off the new hair and changed by more than its contact shadow can (which darkens
           // the lock a little below the new hair).

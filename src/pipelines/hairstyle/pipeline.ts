@@ -44,7 +44,7 @@ export const hairstyle = definePipeline(hairstyleSpec, async (ctx, input, files)
   for (let k = 0; k < input.num_outputs; k++) {
     const p = variants[k]!;
     const layer = await t.time('render', () => placeHair(analysis, k === 0 ? drawn : drawHair(head, light, input.hairstyle, p)));
-    const hole = await t.time('removal', () => removalMask(analysis, layer));
+    const hole = await t.time('removal', () => removalMask(analysis, layer, input.hair_color));
     const filled = await t.time('removal', () => fillRemoved(analysis, hole, seed));
     // The fill is this picture's own copy (unless nothing was filled): the hair is drawn into it.
     const result = await t.time('composite', () => {

@@ -14,7 +14,7 @@ import { dilate, indicesBox, maskBox } from '../../imaging/morphology.ts';
 import { giveBack, takeInts, takePlane } from '../../imaging/scratch.ts';
 import { HAIR_COLOR_TARGETS, labAt, shadeRamp, srgbToLab } from '../../steps/color.ts';
 import { patchFill, pullPush } from '../../steps/patch-fill.ts';
-import { UNDER, skinColoured } from './hair.ts';
+import { UNDER, hairColourLab, skinColoured } from './hair.ts';
 import { frameBox, frameU, frameV, fromFrame, jawLine, type Anchors, type Frame } from './frame.ts';
 import { SHAVED_SIDES, TEMPLATES, hash2, noise1, noise2, smooth, type Template, type Variant } from './templates.ts';
 import type { Hairstyle } from '../../domain/job.ts';
@@ -409,14 +409,17 @@ export function releaseLayer(layer: HairLayer): void {
 /**
  * Where the photo must be filled: original hair (soft mask above 30%) the new hair does not
  * cover opaquely, grown by ~1.5% of the face width so no fringe of old hair survives; never the
- * protected face, never another person.
+ * protected face, never another person. Locks over the face are kept up to the new hair
+ * (keepLocks): slanted ones only where the new colour is near the old hair's (LOCK_SAME_COLOUR).
  */
-export function removalMask(an: HeadAnalysis, layer: HairLayer): Uint8Array {
+export function removalMask(an: HeadAnalysis, layer: HairLayer, color: HairColor): Uint8Array {
   const { width: W, height: H } = an.image;
   const raw = new Uint8Array(W * H);
   for (let i = 0; i < raw.length; i++) raw[i] = an.hair[i]! > 77 && layer.alpha[i]! < 0.95 ? 1 : 0;
   const r = Math.max(1, Math.round(an.frame.scale * 0.015));
-  const locks = keepLocks(an, raw, r);
+  const old = hairColourLab(an.image, an.hair), target = srgbToLab(...HAIR_COLOR_TARGETS[color].srgb);
+  const alike = !!old && Math.hypot(old[0] - target[0], old[1] - target[1], old[2] - target[2]) < LOCK_SAME_COLOUR;
+  const locks = keepLocks(an, raw, r, alike ? LOCK_SLOPES : [0]);
   const grown = dilate(raw, W, H, r);
   // Around a kept lock the grown edge keeps the photo (the lock's own soft edge), but for old hair
   // still to remove.
@@ -427,6 +430,20 @@ export function removalMask(an: HeadAnalysis, layer: HairLayer): Uint8Array {
 /** How far below the brows a lock must reach over the face to be kept above them (face widths). */
 const LOCK_BELOW = 0.12;
 /**
+ * The slants a lock may take (face widths across per face width down): side-swept hair crosses the
+ * brows at a slant, and a lock tested in its own column only was cut where it left that column
+ * (s6-left's temples: a flat band of filled forehead between the new fringe and the lock).
+ */
+const LOCK_SLOPES = [0, -0.25, 0.25, -0.5, 0.5];
+/**
+ * The CIE Lab distance between the old hair's median colour and the new colour's target under
+ * which slanted locks are kept (about black to mid brown). A strand of her own hair coming out from
+ * under new hair of its colour reads as her hair; under a contrasting colour it reads as her hair
+ * under a hat or a wig (the reference parser: s6-left's grey Buzz Cut 93% read as hair with the
+ * temples filled, 19% with her black locks kept up to it; pink and white alike).
+ */
+const LOCK_SAME_COLOUR = 30;
+/**
  * How far past the face oval's half width at the brows a lock may lie (face widths): a lock over
  * the temple (at the oval's own width, s6-left's outer locks were cut where they crossed it).
  */
@@ -436,12 +453,13 @@ const LOCK_MARGIN = 0.045;
  * Hair lying over the face below the brows stays (the face is kept as it is), so where such a lock
  * reaches up over the forehead it is kept there too, from the brows up to the new hair: removed
  * above the brows only, it was a slab of old hair on the cheek cut off straight at the brow line,
- * under a band of filled forehead. Only locks (old hair still there LOCK_BELOW under the brows in
- * the same column of the face), not a fringe ending at the brows; only between the forehead's top
+ * under a band of filled forehead. Only locks (old hair along a line from the pixel down to
+ * LOCK_BELOW under the brows, at one of `slopes`: halfway to the brows, at them, and halfway
+ * and LOCK_BELOW below them), not a fringe ending at the brows; only between the forehead's top
  * and the brows, inside the face's width. Clears the locks from `raw` (the hair to remove) and
  * returns them grown by the removal's margin `r`: the removal's grown edge must not eat into them.
  */
-function keepLocks(an: HeadAnalysis, raw: Uint8Array, r: number): Uint8Array | null {
+function keepLocks(an: HeadAnalysis, raw: Uint8Array, r: number, slopes: readonly number[]): Uint8Array | null {
   const { frame, anchors, hair } = an;
   const { width: W, height: H } = an.image;
   const box = maskBox(raw, W, H);
@@ -455,13 +473,14 @@ function keepLocks(an: HeadAnalysis, raw: Uint8Array, r: number): Uint8Array | n
       if (v < anchors.forehead || v >= anchors.brows) continue;
       const u = frameU(frame, x + 0.5, y + 0.5);
       if (Math.abs(u) > anchors.ovalHalfWidth(anchors.brows, u) + LOCK_MARGIN) continue;
-      // The same column LOCK_BELOW below the brows, and halfway there: old hair at both.
-      let lock = true;
-      for (const dv of [LOCK_BELOW / 2, LOCK_BELOW]) {
-        const [fx, fy] = fromFrame(frame, u, anchors.brows + dv);
-        const qx = Math.floor(fx), qy = Math.floor(fy);
-        if (qx < 0 || qy < 0 || qx >= W || qy >= H || hair[qy * W + qx]! <= 77) lock = false;
-      }
+      const lock = slopes.some((slope) => {
+        for (const at of [(v + anchors.brows) / 2, anchors.brows, anchors.brows + LOCK_BELOW / 2, anchors.brows + LOCK_BELOW]) {
+          const [fx, fy] = fromFrame(frame, u + slope * (at - v), at);
+          const qx = Math.floor(fx), qy = Math.floor(fy);
+          if (qx < 0 || qy < 0 || qx >= W || qy >= H || hair[qy * W + qx]! <= 77) return false;
+        }
+        return true;
+      });
       if (lock) (raw[i] = 0), (kept[i] = 1), (any = true);
     }
   }
