@@ -84,6 +84,8 @@ interface Figures {
   neck: number;
   /** Correlation of the output's luminance with the input's under the solid garment: the old clothing's print showing through. */
   through: number;
+  /** How much of the photo's light shows on the garment: showThrough of the luminances box-blurred over the solid garment (prints averaged out). */
+  shading: number;
   /** The garment mask's edge width: partial pixels (coverage 26-229) per outline pixel. */
   edge: number;
 }
@@ -235,6 +237,55 @@ function showThrough(input: RgbImage, out: RgbImage, alpha: Uint8Array): number 
   for (let i = 0; i < alpha.length; i++) {
     if (alpha[i]! <= 230) continue;
     const x = lum(input.data, i), y = lum(out.data, i);
+    (n++, (sx += x), (sy += y), (sxx += x * x), (syy += y * y), (sxy += x * y));
+  }
+  if (n < 100) return 0;
+  const cov = sxy / n - (sx / n) * (sy / n), vx = sxx / n - (sx / n) ** 2, vy = syy / n - (sy / n) ** 2;
+  return vx > 0 && vy > 0 ? cov / Math.sqrt(vx * vy) : 0;
+}
+
+/**
+ * The photo's light carried onto the garment: showThrough's correlation, of the input's and the
+ * output's luminance each averaged over the solid garment (coverage over 230) in two box passes of
+ * radius `r` (a garment's dots and stripes average out; the body's shading and broad folds stay).
+ * Before stop 35 the garment carried the folds only: -0.31 to 0.64 on the cases (a plain dress
+ * nearly flat on a body lit from one side); 0.50 to 0.97 with the body's light.
+ */
+function shadingThrough(input: RgbImage, out: RgbImage, alpha: Uint8Array, r: number): number {
+  const { width: W, height: H } = input;
+  const lum = (d: Uint8Array, i: number) => 0.299 * d[3 * i]! + 0.587 * d[3 * i + 1]! + 0.114 * d[3 * i + 2]!;
+  const solid = Float64Array.from(alpha, (a) => (a > 230 ? 1 : 0));
+  const box = (v: Float64Array) => {
+    let a = v;
+    for (let pass = 0; pass < 2; pass++) {
+      const h = new Float64Array(W * H), o = new Float64Array(W * H);
+      for (let y = 0; y < H; y++) {
+        let s = 0;
+        for (let x = -r; x < W; x++) {
+          if (x + r < W) s += a[y * W + x + r]!;
+          if (x - r - 1 >= 0) s -= a[y * W + x - r - 1]!;
+          if (x >= 0) h[y * W + x] = s;
+        }
+      }
+      for (let x = 0; x < W; x++) {
+        let s = 0;
+        for (let y = -r; y < H; y++) {
+          if (y + r < H) s += h[(y + r) * W + x]!;
+          if (y - r - 1 >= 0) s -= h[(y - r - 1) * W + x]!;
+          if (y >= 0) o[y * W + x] = s;
+        }
+      }
+      a = o;
+    }
+    return a;
+  };
+  const m = box(solid);
+  const li = box(Float64Array.from({ length: W * H }, (_, i) => solid[i]! * lum(input.data, i)));
+  const lo = box(Float64Array.from({ length: W * H }, (_, i) => solid[i]! * lum(out.data, i)));
+  let n = 0, sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
+  for (let i = 0; i < W * H; i++) {
+    if (!solid[i] || m[i]! <= 0) continue;
+    const x = li[i]! / m[i]!, y = lo[i]! / m[i]!;
     (n++, (sx += x), (sy += y), (sxx += x * x), (syy += y * y), (sxy += x * y));
   }
   if (n < 100) return 0;
@@ -447,6 +498,7 @@ beforeAll(async () => {
       caps: type === 'upper_body' ? coverage(shoulderCaps(p)) : NaN,
       neck: type === 'upper_body' ? coverage(neckZone(p)) : NaN,
       through: showThrough(p.image, out, alpha),
+      shading: shadingThrough(p.image, out, alpha, Math.max(3, Math.round(0.12 * sw))),
       edge: edgeWidth(alpha, W, H),
       hueDelta: Math.abs(((oHue - gHue + 540) % 360) - 180),
       faceMad: mad(out, p.image, (i) => p.face[i] === 1).mad,
@@ -456,7 +508,7 @@ beforeAll(async () => {
     });
   }
   const pct = (v: number) => `${(100 * v).toFixed(1)}%`;
-  console.log(['photo type garment: changed away from target | garment off body | region covered (visible part; whole region) | shoulder tops covered | upper arms covered | shoulder caps covered | neck covered | print through | edge width | hue delta | face MAD | hands MAD', ...[...figures].map(([k, f]) => `${k}: ${pct(f.changedAway)} | ${pct(f.offBody)} | ${pct(f.covered)} (${pct(f.coveredAll)}) | ${Number.isNaN(f.shoulders) ? '-' : pct(f.shoulders)} | ${Number.isNaN(f.arms) ? '-' : pct(f.arms)} | ${Number.isNaN(f.caps) ? '-' : pct(f.caps)} | ${Number.isNaN(f.neck) ? '-' : pct(f.neck)} | ${f.through.toFixed(2)} | ${f.edge.toFixed(2)} px | ${f.hueDelta.toFixed(1)} deg | ${f.faceMad.toFixed(2)} | ${f.handsMad.toFixed(2)}`)].join('\n'));
+  console.log(['photo type garment: changed away from target | garment off body | region covered (visible part; whole region) | shoulder tops covered | upper arms covered | shoulder caps covered | neck covered | print through | shading through | edge width | hue delta | face MAD | hands MAD', ...[...figures].map(([k, f]) => `${k}: ${pct(f.changedAway)} | ${pct(f.offBody)} | ${pct(f.covered)} (${pct(f.coveredAll)}) | ${Number.isNaN(f.shoulders) ? '-' : pct(f.shoulders)} | ${Number.isNaN(f.arms) ? '-' : pct(f.arms)} | ${Number.isNaN(f.caps) ? '-' : pct(f.caps)} | ${Number.isNaN(f.neck) ? '-' : pct(f.neck)} | ${f.through.toFixed(2)} | ${f.shading.toFixed(2)} | ${f.edge.toFixed(2)} px | ${f.hueDelta.toFixed(1)} deg | ${f.faceMad.toFixed(2)} | ${f.handsMad.toFixed(2)}`)].join('\n'));
 }, 400_000);
 
 /**
@@ -546,6 +598,9 @@ describe.each(CASES.map(([n, t, g]) => `${n} ${t} ${g.name}`))('try-on %s', (key
   it("6. gives the garment soft, anti-aliased edges, 1-3 px wide on average (not aliased, not a stretched blur)", 'edge', () => {
     expect(f().edge).toBeGreaterThanOrEqual(1);
     expect(f().edge).toBeLessThanOrEqual(3);
+  });
+  it("6. carries the photo's light onto the garment: its averaged luminance follows the photo's (correlation >= 0.4)", 'shading', () => {
+    expect(f().shading).toBeGreaterThanOrEqual(0.4);
   });
   it("6. keeps the garment's mean hue within 10 degrees", 'hue', () => {
     expect(f().hueDelta).toBeLessThan(10);
