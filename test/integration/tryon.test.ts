@@ -229,7 +229,8 @@ function shoulderBand(p: Photo): Uint8Array {
  * garment's own print does not follow the old clothing's, so a high value is the old print (or its
  * shading) painted onto the new garment. Printed, not bounded: the garments' own prints dominate
  * it (0.00-0.16 on the cases; s6-stripes's T-shirt 0.12 before stop 30 damped the shading of
- * high-contrast old clothing, 0.06 after).
+ * high-contrast old clothing, 0.06 after). Since stop 35 carries the body's light onto the garment
+ * (shadingThrough), 0.04-0.57: the shared light, while the old prints stay damped (s6-stripes 0.12).
  */
 function showThrough(input: RgbImage, out: RgbImage, alpha: Uint8Array): number {
   let n = 0, sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
