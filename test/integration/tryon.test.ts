@@ -233,15 +233,23 @@ function shoulderBand(p: Photo): Uint8Array {
  * (shadingThrough), 0.04-0.57: the shared light, while the old prints stay damped (s6-stripes 0.12).
  */
 function showThrough(input: RgbImage, out: RgbImage, alpha: Uint8Array): number {
-  let n = 0, sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
-  const lum = (d: Uint8Array, i: number) => 0.299 * d[3 * i]! + 0.587 * d[3 * i + 1]! + 0.114 * d[3 * i + 2]!;
-  for (let i = 0; i < alpha.length; i++) {
-    if (alpha[i]! <= 230) continue;
-    const x = lum(input.data, i), y = lum(out.data, i);
-    (n++, (sx += x), (sy += y), (sxx += x * x), (syy += y * y), (sxy += x * y));
+  return correlation(alpha.length, (i) => (alpha[i]! > 230 ? [lum(input.data, i), lum(out.data, i)] : null));
+}
+
+/** Luminance (Rec. 601) of pixel i of interleaved RGB. */
+const lum = (d: Uint8Array, i: number) => 0.299 * d[3 * i]! + 0.587 * d[3 * i + 1]! + 0.114 * d[3 * i + 2]!;
+
+/** Pearson correlation of the pairs `pair` gives for 0..n-1 (null: left out); 0 under 100 pairs or without spread. */
+function correlation(n: number, pair: (i: number) => [number, number] | null): number {
+  let k = 0, sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
+  for (let i = 0; i < n; i++) {
+    const p = pair(i);
+    if (!p) continue;
+    const [x, y] = p;
+    (k++, (sx += x), (sy += y), (sxx += x * x), (syy += y * y), (sxy += x * y));
   }
-  if (n < 100) return 0;
-  const cov = sxy / n - (sx / n) * (sy / n), vx = sxx / n - (sx / n) ** 2, vy = syy / n - (sy / n) ** 2;
+  if (k < 100) return 0;
+  const cov = sxy / k - (sx / k) * (sy / k), vx = sxx / k - (sx / k) ** 2, vy = syy / k - (sy / k) ** 2;
   return vx > 0 && vy > 0 ? cov / Math.sqrt(vx * vy) : 0;
 }
 
@@ -254,7 +262,6 @@ function showThrough(input: RgbImage, out: RgbImage, alpha: Uint8Array): number 
  */
 function shadingThrough(input: RgbImage, out: RgbImage, alpha: Uint8Array, r: number): number {
   const { width: W, height: H } = input;
-  const lum = (d: Uint8Array, i: number) => 0.299 * d[3 * i]! + 0.587 * d[3 * i + 1]! + 0.114 * d[3 * i + 2]!;
   const solid = Float64Array.from(alpha, (a) => (a > 230 ? 1 : 0));
   const box = (v: Float64Array) => {
     let a = v;
@@ -283,15 +290,7 @@ function shadingThrough(input: RgbImage, out: RgbImage, alpha: Uint8Array, r: nu
   const m = box(solid);
   const li = box(Float64Array.from({ length: W * H }, (_, i) => solid[i]! * lum(input.data, i)));
   const lo = box(Float64Array.from({ length: W * H }, (_, i) => solid[i]! * lum(out.data, i)));
-  let n = 0, sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
-  for (let i = 0; i < W * H; i++) {
-    if (!solid[i] || m[i]! <= 0) continue;
-    const x = li[i]! / m[i]!, y = lo[i]! / m[i]!;
-    (n++, (sx += x), (sy += y), (sxx += x * x), (syy += y * y), (sxy += x * y));
-  }
-  if (n < 100) return 0;
-  const cov = sxy / n - (sx / n) * (sy / n), vx = sxx / n - (sx / n) ** 2, vy = syy / n - (sy / n) ** 2;
-  return vx > 0 && vy > 0 ? cov / Math.sqrt(vx * vy) : 0;
+  return correlation(W * H, (i) => (solid[i] && m[i]! > 0 ? [li[i]! / m[i]!, lo[i]! / m[i]!] : null));
 }
 
 /**
