@@ -217,7 +217,7 @@ export async function analyze(ctx: PipelineContext, images: readonly RgbImage[],
     const hairRgb = naturalColour(best.image, hair.hair);
     const skinRgb = naturalColour(best.image, protect, 1);
     const look: Look = { ...light, natural: [0, 1, 2].map((c) => 0.6 * skinRgb[c]! + 0.4 * hairRgb[c]!) as [number, number, number] };
-    return { analysis: { ...base, ...hair, skin: skinRgb }, look };
+    return { analysis: { ...base, ...hair, skin: skinRgb, hairColour: hairRgb }, look };
   });
   // Awaited by the caller after its drawing; a failure before then must not count as unhandled.
   complete.catch(() => {});

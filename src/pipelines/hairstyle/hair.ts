@@ -130,17 +130,6 @@ function labMedians(Ls: Float64Array, As: Float64Array, Bs: Float64Array): { ref
   return { ref, spread: kthSmallest(dist, n >> 1) };
 }
 
-/**
- * The median CIE Lab of the target's old hair (`hair` over 200 of 255: its confident inside),
- * from every fourth such pixel; null without 50 of them.
- */
-export function hairColourLab(image: RgbImage, hair: Uint8Array): [number, number, number] | null {
-  const samples = new LabSamples();
-  let k = 0;
-  for (let i = 0; i < hair.length; i++) if (hair[i]! > 200 && k++ % 4 === 0) samples.add(image.data, i);
-  return samples.count >= 50 ? samples.medians().ref : null;
-}
-
 /** CIE Lab samples gathered pixel by pixel (one list a channel), for labMedians. */
 class LabSamples {
   private readonly L: number[] = [];

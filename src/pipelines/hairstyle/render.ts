@@ -14,7 +14,7 @@ import { dilate, indicesBox, maskBox } from '../../imaging/morphology.ts';
 import { giveBack, takeInts, takePlane } from '../../imaging/scratch.ts';
 import { HAIR_COLOR_TARGETS, labAt, shadeRamp, srgbToLab } from '../../steps/color.ts';
 import { patchFill, pullPush } from '../../steps/patch-fill.ts';
-import { UNDER, hairColourLab, skinColoured } from './hair.ts';
+import { UNDER, skinColoured } from './hair.ts';
 import { frameBox, frameU, frameV, fromFrame, jawLine, type Anchors, type Frame } from './frame.ts';
 import { SHAVED_SIDES, TEMPLATES, hash2, noise1, noise2, smooth, type Template, type Variant } from './templates.ts';
 import type { Hairstyle } from '../../domain/job.ts';
@@ -37,6 +37,8 @@ export interface HeadAnalysis {
   person: Uint8Array;
   /** The face's skin colour (sRGB median of the protected face): what counts as skin around a hole. */
   skin: readonly [number, number, number];
+  /** The old hair's colour (sRGB median of its confident inside): which of its locks the removal keeps. */
+  hairColour: readonly [number, number, number];
 }
 
 /** What drawing the hair needs of the analysis: the head, before the photo's own hair is known. */
@@ -417,8 +419,8 @@ export function removalMask(an: HeadAnalysis, layer: HairLayer, color: HairColor
   const raw = new Uint8Array(W * H);
   for (let i = 0; i < raw.length; i++) raw[i] = an.hair[i]! > 77 && layer.alpha[i]! < 0.95 ? 1 : 0;
   const r = Math.max(1, Math.round(an.frame.scale * 0.015));
-  const old = hairColourLab(an.image, an.hair), target = srgbToLab(...HAIR_COLOR_TARGETS[color].srgb);
-  const alike = !!old && Math.hypot(old[0] - target[0], old[1] - target[1], old[2] - target[2]) < LOCK_SAME_COLOUR;
+  const old = srgbToLab(...an.hairColour), target = srgbToLab(...HAIR_COLOR_TARGETS[color].srgb);
+  const alike = Math.hypot(old[0] - target[0], old[1] - target[1], old[2] - target[2]) < LOCK_SAME_COLOUR;
   const locks = keepLocks(an, raw, r, alike ? LOCK_SLOPES : [0]);
   const grown = dilate(raw, W, H, r);
   // Around a kept lock the grown edge keeps the photo (the lock's own soft edge), but for old hair
