@@ -17,7 +17,7 @@ import { SessionCache } from '../src/models/sessions.ts';
 import { analyzeComplete } from '../src/pipelines/hairstyle/analysis.ts';
 import { fromFrame } from '../src/pipelines/hairstyle/frame.ts';
 import { UNDER } from '../src/pipelines/hairstyle/hair.ts';
-import { composite, fillRemoved, removalMask, renderHair } from '../src/pipelines/hairstyle/render.ts';
+import { composite, fillRemoved, opaqueCover, removalMask, renderHair } from '../src/pipelines/hairstyle/render.ts';
 import { variantFor } from '../src/pipelines/hairstyle/templates.ts';
 import { stageTimer } from '../src/domain/stage-timer.ts';
 import { copyImage, decodeImage, drawSegments, type RgbImage } from '../src/imaging/image.ts';
@@ -59,7 +59,7 @@ async function gridSheet(files: string[], styles: Hairstyle[], colors: HairColor
     tiles.push({ input: label(`${style}, ${color}`, cell * files.length), left: 0, top });
     for (const [c, { analysis, look }] of analyses.entries()) {
       const layer = renderHair(analysis, look, style, variantFor(7, 0));
-      const filled = fillRemoved(analysis, removalMask(analysis, layer, color), 7);
+      const filled = fillRemoved(analysis, removalMask(analysis, opaqueCover(layer), color), 7);
       tiles.push({ input: await rgbTile(composite(filled, layer, color, look, 7, { keep: analysis.protect }), cell), left: c * cell, top: top + head });
     }
   }
@@ -102,7 +102,7 @@ export async function demoHairstyle(file: string | undefined, rest: string[]): P
   for (const [r, style] of (several ? [] : styles).entries()) {
     for (const [c, color] of colors.entries()) {
       const layer = renderHair(analysis, look, style, variantFor(7, 0));
-      const filled = fillRemoved(analysis, removalMask(analysis, layer, color), 7);
+      const filled = fillRemoved(analysis, removalMask(analysis, opaqueCover(layer), color), 7);
       tiles.push({ input: await rgbTile(composite(filled, layer, color, look, 7, { keep: analysis.protect }), cell), left: c * cell, top: r * (cell + head) + head });
     }
     tiles.push({ input: label(`${style}: ${colors.join(', ')}`, cell * colors.length), left: 0, top: r * (cell + head) });
@@ -118,7 +118,7 @@ export async function demoHairstyle(file: string | undefined, rest: string[]): P
   // Debug sheet for the first style and colour.
   const { width: W, height: H } = analysis.image;
   const layer = renderHair(analysis, look, styles[0]!, variantFor(7, 0));
-  const hole = removalMask(analysis, layer, colors[0]!);
+  const hole = removalMask(analysis, opaqueCover(layer), colors[0]!);
   const filled = fillRemoved(analysis, hole, 7);
   const faces = copyImage(analysis.image);
   const box = (b: { x: number; y: number; width: number; height: number }, rgb: number[]) =>

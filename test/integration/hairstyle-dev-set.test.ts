@@ -70,12 +70,21 @@ interface Run {
 }
 
 async function runHairstyle(bytes: Uint8Array, style: Hairstyle, color: HairColor, v = version) {
+  return (await runPictures(bytes, style, color, 1, v))[0]!;
+}
+
+/** The pipeline's `outputs` pictures (PNG) with their hair masks (0..255). */
+async function runPictures(bytes: Uint8Array, style: Hairstyle, color: HairColor, outputs: number, v = version) {
   const ctx = { params: v.manifest.params, session: (g: string) => sessions.get(v.id, g), maxPixels: 4e7 };
-  const input = { image_files: ['http://dev-set/photo.jpg'], hairstyle: style, hair_color: color, num_outputs: 1, output_format: 'png' };
+  const input = { image_files: ['http://dev-set/photo.jpg'], hairstyle: style, hair_color: color, num_outputs: outputs, output_format: 'png' };
   const r = await PIPELINES.hairstyle!.run(ctx, input, { image_files: [bytes] });
-  const pic = r.files.find((f) => f.name === 'result-1.png')!;
-  const alpha = await decodeImage(r.files.find((f) => f.name === 'hair-mask-1.png')!.data, { maxPixels: 4e7 });
-  return { out: await decodeImage(pic.data, { maxPixels: 4e7 }), pngBytes: pic.data, alpha: Uint8Array.from({ length: alpha.width * alpha.height }, (_, i) => alpha.data[3 * i]!) };
+  return Promise.all(
+    Array.from({ length: outputs }, async (_, k) => {
+      const pic = r.files.find((f) => f.name === `result-${k + 1}.png`)!;
+      const alpha = await decodeImage(r.files.find((f) => f.name === `hair-mask-${k + 1}.png`)!.data, { maxPixels: 4e7 });
+      return { out: await decodeImage(pic.data, { maxPixels: 4e7 }), pngBytes: pic.data, alpha: Uint8Array.from({ length: alpha.width * alpha.height }, (_, i) => alpha.data[3 * i]!) };
+    }),
+  );
 }
 
 /** Mean absolute difference (levels, over RGB) where mask is 1; NaN on an empty mask. */
@@ -89,7 +98,6 @@ function mad(a: RgbImage, b: RgbImage, mask: Uint8Array): number {
   return n ? d / n : NaN;
 }
 
-/** Whether pixel i differs between two images in any channel (PNG outputs: unchanged is exact). */
 /** A box x0, y0, x1, y1 (end exclusive). */
 type Box4 = [number, number, number, number];
 
@@ -335,6 +343,45 @@ describe('hairstyle on the development photos (issue 11, independent references)
         if (known) expect.soft(ok, `${what}: known (${known}) but now passes: remove it from KNOWN`).toBe(false);
         else expect.soft(ok, `${what}: ${check}`).toBe(true);
       }
+    }
+  }, 120_000);
+
+  it('removes on every picture of a task the old hair its own new hair leaves uncovered (4 outputs share one removal; reference FaceMesh and parser)', async () => {
+    // The removal is made once per task, of the old hair any picture leaves uncovered: judged per
+    // picture on the references run on the input, the parser's hair outside the face below the
+    // brows, near the head (within 1.2 face widths of its centre, not nearer a neighbour's face),
+    // off that picture's new hair (its mask under 5%) but under another picture's (over 95%):
+    // changed by more than 30 levels (filled) on nearly all of it. Dreadlocks: the gaps between the
+    // locks move from picture to picture. (A removal of the first picture's gaps only: 0.52, 0.79
+    // and 0.90 on pictures 2-4; the shared one 0.96-0.99.)
+    const { ph, input, W, H, me, frame } = await onReferences('s6-centre-left');
+    const parsedIn = await referenceParsing(ph.bytes);
+    const face = belowBrows(me.landmarks, W, H);
+    // A neighbour's hair (nearer another reference face, as the dev-set's long-hair check) stays.
+    const centre = (f: ReferenceFace) => [f.box.x + f.box.width / 2, f.box.y + f.box.height / 2, f.box.width] as const;
+    const mine = centre(me), theirs = (await referenceFaces(ph.bytes)).faces.filter((f) => f !== me && f.box.x !== me.box.x).map(centre);
+    const nearer = (x: number, y: number) => {
+      const d = Math.hypot(x - mine[0], y - mine[1]) / mine[2];
+      return theirs.some(([cx, cy, w]) => Math.hypot(x - cx, y - cy) / w < d);
+    };
+    const pictures = await runPictures(ph.bytes, 'Dreadlocks', 'blonde', 4);
+    for (const [k, { out, alpha }] of pictures.entries()) {
+      let n = 0, filled = 0;
+      for (let y = 0; y < H; y++) {
+        for (let x = 0; x < W; x++) {
+          const i = y * W + x;
+          // Only where another picture's new hair covers it (a removal sized to that picture would leave it).
+          if (parsedIn.labels[i] !== CLASS.hair || face[i] || alpha[i]! >= 13 || !pictures.some((p, j) => j !== k && p.alpha[i]! >= 242)) continue;
+          const [u, v] = frame.uv(x + 0.5, y + 0.5);
+          if (Math.hypot(u, v) > 1.2 || nearer(x + 0.5, y + 0.5)) continue;
+          n++;
+          const d = Math.abs(input.data[3 * i]! - out.data[3 * i]!) + Math.abs(input.data[3 * i + 1]! - out.data[3 * i + 1]!) + Math.abs(input.data[3 * i + 2]! - out.data[3 * i + 2]!);
+          if (d > 3 * 30) filled++;
+        }
+      }
+      console.log(`s6-centre-left Dreadlocks, picture ${k + 1} of 4: ${n} px of old hair off its new hair, ${(filled / Math.max(1, n)).toFixed(3)} filled`);
+      expect(n).toBeGreaterThan(2000);
+      expect(filled / n).toBeGreaterThan(0.93);
     }
   }, 120_000);
 

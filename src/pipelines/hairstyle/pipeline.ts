@@ -5,22 +5,29 @@
 //   face; pasted back at the end) -> FaceMesh landmarks -> original hair: BiSeNet face parsing
 //   (hair class, soft at full resolution), or person segmentation + landmarks + colour statistics ->
 //   per output: template rendering (the first picture's drawn while the hair models run) ->
-//   removal of the old hair it does not cover (exemplar fill per what the hair hides) ->
-//   compositing in CIE Lab -> encode (JPEG, quality configurable; PNG on request)
+//   once: removal of the old hair any picture's new hair leaves uncovered (exemplar fill per what
+//   the hair hides) -> per output: compositing in CIE Lab -> encode (JPEG, quality configurable;
+//   PNG on request)
 // Outputs: result-k.jpg|png (k = 1..num_outputs), hair-mask-k.png, hairstyle.json.
 // The rendering stage is two functions (drawHair from the head alone, placeHair behind other
 // people once they are known): a generative ONNX version can replace drawHair without touching
 // analysis, removal or compositing.
 import { createHash } from 'node:crypto';
-import { copyBytes, decodeImage, pasteInto } from '../../imaging/image.ts';
+import { copyBytes, copyImage, decodeImage, pasteInto } from '../../imaging/image.ts';
 import { numberParam } from '../../models/params.ts';
 import { stageTimer } from '../../domain/stage-timer.ts';
 import { jsonFile, maskFile, pictureFile } from '../output.ts';
 import { definePipeline } from '../types.ts';
 import { analyze } from './analysis.ts';
-import { alphaMask, composite, drawHair, fillRemoved, placeHair, releaseLayer, removalMask } from './render.ts';
+import { alphaMask, composite, drawHair, fillRemoved, opaqueCover, placeHair, releaseLayer, removalMask, type HairLayer } from './render.ts';
 import { hairstyleSpec } from './spec.ts';
 import { variantFor } from './templates.ts';
+
+/**
+ * The most pixels (work region x pictures) whose layers are all kept from drawing to compositing:
+ * six float planes a picture, ~190 MB here; past it each layer is drawn again for its compositing.
+ */
+const KEEP_LAYERS = 8_000_000;
 
 export const hairstyle = definePipeline(hairstyleSpec, async (ctx, input, files) => {
   const t = stageTimer(ctx.signal);
@@ -41,20 +48,42 @@ export const hairstyle = definePipeline(hairstyleSpec, async (ctx, input, files)
   // their own thread): on one picture that hides most of the drawing's time.
   const drawn = await t.time('render', () => drawHair(head, light, input.hairstyle, variants[0]!));
   const { analysis, look } = await complete;
-  for (let k = 0; k < input.num_outputs; k++) {
-    const p = variants[k]!;
-    const layer = await t.time('render', () => placeHair(analysis, k === 0 ? drawn : drawHair(head, light, input.hairstyle, p)));
-    const hole = await t.time('removal', () => removalMask(analysis, layer, input.hair_color));
-    const filled = await t.time('removal', () => fillRemoved(analysis, hole, seed));
-    // The fill is this picture's own copy (unless nothing was filled): the hair is drawn into it.
+  const n = input.num_outputs;
+  // One removal serves every picture: the old hair that any of them leaves uncovered is filled
+  // once (a lock that one variant covers and another leaves is filled under the first's hair too).
+  // Each picture's layer is drawn first; kept for its compositing while they fit KEEP_LAYERS,
+  // otherwise drawn again then (the same pixels: drawing is deterministic).
+  const keep = analysis.image.width * analysis.image.height * n <= KEEP_LAYERS;
+  let firstDrawn: typeof drawn | undefined = drawn;
+  const place = (k: number) => {
+    const d = k === 0 && firstDrawn ? firstDrawn : drawHair(head, light, input.hairstyle, variants[k]!);
+    if (k === 0) firstDrawn = undefined;
+    return placeHair(analysis, d);
+  };
+  const layers: Array<HairLayer | undefined> = [];
+  let covered: Uint8Array | undefined;
+  for (let k = 0; k < n; k++) {
+    const layer = await t.time('render', () => place(k));
+    covered = await t.time('removal', () => opaqueCover(layer, covered));
+    if (keep) layers[k] = layer;
+    else releaseLayer(layer);
+  }
+  const hole = await t.time('removal', () => removalMask(analysis, covered!, input.hair_color));
+  const filled = await t.time('removal', () => fillRemoved(analysis, hole, seed));
+  for (let k = 0; k < n; k++) {
+    const layer = layers[k] ?? (await t.time('render', () => place(k)));
+    // The fill is this task's own copy (unless nothing was filled): the last picture draws its hair
+    // into it, the others into copies of it.
+    const base = k < n - 1 && filled !== analysis.image ? copyImage(filled) : filled;
     const result = await t.time('composite', () => {
-      const done = composite(filled, layer, input.hair_color, look, seed + k, { inPlace: filled !== analysis.image, keep: analysis.protect });
+      const done = composite(base, layer, input.hair_color, look, seed + k, { inPlace: base !== analysis.image, keep: analysis.protect });
       return region ? { data: pasteInto(copyBytes(chosen.image.data), width, done.data, region, 3), width, height } : done;
     });
     const mask = region ? pasteInto(new Uint8Array(width * height), width, alphaMask(layer), region, 1) : alphaMask(layer);
     // The picture and its mask encoded side by side (sharp runs each on a libuv thread).
     outFiles.push(...(await t.time('encode', () => Promise.all([pictureFile(`result-${k + 1}`, result, input.output_format, quality), maskFile(`hair-mask-${k + 1}.png`, mask, width, height)]))));
     releaseLayer(layer);
+    layers[k] = undefined;
   }
   outFiles.push(
     jsonFile('hairstyle.json', {

@@ -409,15 +409,31 @@ export function releaseLayer(layer: HairLayer): void {
 }
 
 /**
+ * Where a picture's new hair covers the photo opaquely (alpha 0.95 or more): 1 there. With `into`,
+ * of several pictures at once: `into` keeps its 1 only where this layer covers too (in place).
+ */
+export function opaqueCover(layer: HairLayer, into?: Uint8Array): Uint8Array {
+  const { alpha } = layer;
+  if (!into) {
+    const cover = new Uint8Array(alpha.length);
+    for (let i = 0; i < alpha.length; i++) cover[i] = alpha[i]! >= 0.95 ? 1 : 0;
+    return cover;
+  }
+  for (let i = 0; i < into.length; i++) if (alpha[i]! < 0.95) into[i] = 0;
+  return into;
+}
+
+/**
  * Where the photo must be filled: original hair (soft mask above 30%) the new hair does not
- * cover opaquely, grown by ~1.5% of the face width so no fringe of old hair survives; never the
+ * cover opaquely (`covered`, opaqueCover: of every picture a task draws, so one fill serves them
+ * all), grown by ~1.5% of the face width so no fringe of old hair survives; never the
  * protected face, never another person. Locks over the face are kept up to the new hair
  * (keepLocks): slanted ones only where the new colour is near the old hair's (LOCK_SAME_COLOUR).
  */
-export function removalMask(an: HeadAnalysis, layer: HairLayer, color: HairColor): Uint8Array {
+export function removalMask(an: HeadAnalysis, covered: Uint8Array, color: HairColor): Uint8Array {
   const { width: W, height: H } = an.image;
   const raw = new Uint8Array(W * H);
-  for (let i = 0; i < raw.length; i++) raw[i] = an.hair[i]! > 77 && layer.alpha[i]! < 0.95 ? 1 : 0;
+  for (let i = 0; i < raw.length; i++) raw[i] = an.hair[i]! > 77 && !covered[i] ? 1 : 0;
   const r = Math.max(1, Math.round(an.frame.scale * 0.015));
   const old = srgbToLab(...an.hairColour), target = srgbToLab(...HAIR_COLOR_TARGETS[color].srgb);
   const alike = Math.hypot(old[0] - target[0], old[1] - target[1], old[2] - target[2]) < LOCK_SAME_COLOUR;
