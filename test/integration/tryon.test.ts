@@ -263,34 +263,36 @@ function correlation(n: number, pair: (i: number) => [number, number] | null): n
 function shadingThrough(input: RgbImage, out: RgbImage, alpha: Uint8Array, r: number): number {
   const { width: W, height: H } = input;
   const solid = Float64Array.from(alpha, (a) => (a > 230 ? 1 : 0));
-  const box = (v: Float64Array) => {
-    let a = v;
-    for (let pass = 0; pass < 2; pass++) {
-      const h = new Float64Array(W * H), o = new Float64Array(W * H);
-      for (let y = 0; y < H; y++) {
-        let s = 0;
-        for (let x = -r; x < W; x++) {
-          if (x + r < W) s += a[y * W + x + r]!;
-          if (x - r - 1 >= 0) s -= a[y * W + x - r - 1]!;
-          if (x >= 0) h[y * W + x] = s;
-        }
-      }
-      for (let x = 0; x < W; x++) {
-        let s = 0;
-        for (let y = -r; y < H; y++) {
-          if (y + r < H) s += h[(y + r) * W + x]!;
-          if (y - r - 1 >= 0) s -= h[(y - r - 1) * W + x]!;
-          if (y >= 0) o[y * W + x] = s;
-        }
-      }
-      a = o;
-    }
-    return a;
-  };
-  const m = box(solid);
-  const li = box(Float64Array.from({ length: W * H }, (_, i) => solid[i]! * lum(input.data, i)));
-  const lo = box(Float64Array.from({ length: W * H }, (_, i) => solid[i]! * lum(out.data, i)));
+  const m = boxBlur(solid, W, H, r);
+  const li = boxBlur(Float64Array.from({ length: W * H }, (_, i) => solid[i]! * lum(input.data, i)), W, H, r);
+  const lo = boxBlur(Float64Array.from({ length: W * H }, (_, i) => solid[i]! * lum(out.data, i)), W, H, r);
   return correlation(W * H, (i) => (solid[i] && m[i]! > 0 ? [li[i]! / m[i]!, lo[i]! / m[i]!] : null));
+}
+
+/** Two box passes of radius r over a W x H plane (sums, not means). */
+function boxBlur(v: Float64Array, W: number, H: number, r: number): Float64Array {
+  let a = v;
+  for (let pass = 0; pass < 2; pass++) {
+    const h = new Float64Array(W * H), o = new Float64Array(W * H);
+    for (let y = 0; y < H; y++) {
+      let s = 0;
+      for (let x = -r; x < W; x++) {
+        if (x + r < W) s += a[y * W + x + r]!;
+        if (x - r - 1 >= 0) s -= a[y * W + x - r - 1]!;
+        if (x >= 0) h[y * W + x] = s;
+      }
+    }
+    for (let x = 0; x < W; x++) {
+      let s = 0;
+      for (let y = -r; y < H; y++) {
+        if (y + r < H) s += h[(y + r) * W + x]!;
+        if (y - r - 1 >= 0) s -= h[(y - r - 1) * W + x]!;
+        if (y >= 0) o[y * W + x] = s;
+      }
+    }
+    a = o;
+  }
+  return a;
 }
 
 /**

@@ -142,13 +142,18 @@ function uncovered(band: Uint8Array, clothing: Uint8Array, alpha: Float32Array):
 const PATTERN_CONTRAST = 0.3;
 
 /**
- * The photo's light on the garment, a factor on its colour: `fold`, the luminance at a fold's
- * scale over its neighbourhood's (damped on a patterned old garment), and `body`, that
- * neighbourhood's over the whole garment's (the body's shaded side, the shadow below the chest),
- * each `gain` times the photo's ratio, clamped. A gain of 0.6 and no body term (before stop 35)
- * left a plain dress nearly flat where the photo's dress was lit on one side and shaded on the other.
+ * The photo's light on the garment, a factor on its colour: `crease`, the luminance of a grid
+ * cell (1% of the body) over the fold scale's (a plain old garment's creases only), `fold`, the
+ * luminance at a fold's scale (3%) over its neighbourhood's (12%; damped on a patterned old
+ * garment), and `body`, that neighbourhood's over the whole garment's (the body's shaded side, the
+ * shadow below the chest), each `gain` times the photo's ratio, clamped. A gain of 0.6 and neither
+ * the body nor the crease term (before stop 35) left a plain dress nearly flat where the photo's
+ * dress was lit on one side, shaded on the other and creased across the waist.
  */
-const SHADE = { fold: { gain: 1, min: 0.6, max: 1.2 }, body: { gain: 0.7, min: 0.7, max: 1.15 } };
+const SHADE = { crease: { gain: 0.8, min: 0.8, max: 1.15 }, fold: { gain: 1, min: 0.6, max: 1.2 }, body: { gain: 0.7, min: 0.7, max: 1.15 } };
+
+/** The old clothing's contrast at the fold scale above which its creases are not carried (a steep cut-off at about this value). */
+const PLAIN_CONTRAST = 0.12;
 
 /** Light: the photo's own shading (local luminance over its wider mean) carried onto the garment. */
 export function shadeAndBlend(photo: RgbImage, base: RgbImage, layer: GarmentLayer, size: number): RgbImage {
@@ -228,7 +233,12 @@ export function shadeAndBlend(photo: RgbImage, base: RgbImage, layer: GarmentLay
     const k = 1 / (1 + (contrast / PATTERN_CONTRAST) ** 2);
     const fold = Math.min(SHADE.fold.max, Math.max(SHADE.fold.min, 1 + SHADE.fold.gain * k * (lFine / Math.max(lMean, 8) - 1)));
     const body = Math.min(SHADE.body.max, Math.max(SHADE.body.min, 1 + SHADE.body.gain * (lMean / Math.max(whole, 8) - 1)));
-    shade[j] = fold * body;
+    // Creases: the grid cell's own luminance (its side is a third of the fold scale) over the
+    // fold scale's, on a plain old garment only (PLAIN_CONTRAST, a steep cut-off: at the fold's
+    // damping the jumpsuit's black and white bands came through a skirt as orange stripes).
+    const plain = 1 / (1 + (contrast / PLAIN_CONTRAST) ** 4);
+    const crease = aa[j]! > 1e-3 ? Math.min(SHADE.crease.max, Math.max(SHADE.crease.min, 1 + SHADE.crease.gain * plain * (la[j]! / aa[j]! / Math.max(lFine, 8) - 1))) : 1;
+    shade[j] = fold * body * crease;
   }
   for (let y = box.y0; y <= box.y1; y++) {
     // Cell centres at (k + 0.5) s: the pixel's position on the grid, clamped to its edge cells.
