@@ -220,7 +220,6 @@ export interface Region {
   height: number;
 }
 
-/** The bounding box of a mask's non-zero pixels (null when empty); each row is read from both ends. */
 /** A pixel box [x0, x1) x [y0, y1). */
 export interface PixelBox {
   x0: number;
@@ -246,6 +245,7 @@ export function indicesBox(at: Int32Array, W: number, pick?: (k: number) => bool
   return x1 < 0 ? null : { x0, y0, x1, y1 };
 }
 
+/** The bounding box of a mask's non-zero pixels (null when empty); each row is read from both ends. */
 export function maskBox(mask: Uint8Array, W: number, H: number): Region | null {
   let x0 = W, y0 = H, x1 = -1, y1 = -1;
   for (let y = 0; y < H; y++) {

@@ -142,6 +142,19 @@ function longHairLeft(labelsIn: Uint8Array, labelsOut: Uint8Array, face: Uint8Ar
   return { was, still };
 }
 
+/**
+ * Whether a pixel lies nearer another reference face than the target's (by face box centres, in
+ * each face's widths): a neighbour's hair is not the target's to remove (point 1 keeps it).
+ */
+function nearerAnotherFace(me: ReferenceFace, others: ReferenceFace[]): (x: number, y: number) => boolean {
+  const centre = (f: ReferenceFace) => [f.box.x + f.box.width / 2, f.box.y + f.box.height / 2, f.box.width] as const;
+  const mine = centre(me), theirs = others.map(centre);
+  return (x, y) => {
+    const d = Math.hypot(x - mine[0], y - mine[1]) / mine[2];
+    return theirs.some(([cx, cy, w]) => Math.hypot(x - cx, y - cy) / w < d);
+  };
+}
+
 const target = (faces: ReferenceFace[], W: number, H: number) =>
   [...faces].sort((a, b) => targetScore({ box: b.box } as never, W, H) - targetScore({ box: a.box } as never, W, H))[0]!;
 
@@ -276,12 +289,7 @@ describe('hairstyle on the development photos (issue 11, independent references)
         // Other people's hair is not the target's to remove (point 1 keeps it): a pixel nearer
         // another reference face (by face box centres, in face widths) does not count. The parser's
         // labels on a neighbour's hair beside the face flicker with changes elsewhere in the photo.
-        const centre = (f: ReferenceFace) => [f.box.x + f.box.width / 2, f.box.y + f.box.height / 2, f.box.width] as const;
-        const mine = centre(me), theirs = others.map(centre);
-        const nearer = (x: number, y: number) => {
-          const d = Math.hypot(x - mine[0], y - mine[1]) / mine[2];
-          return theirs.some(([cx, cy, w]) => Math.hypot(x - cx, y - cy) / w < d);
-        };
+        const nearer = nearerAnotherFace(me, others);
         const { was, still } = longHairLeft(parsedIn.labels, parsedOut.labels, face, frame, noseV, W, H, nearer);
         figures.longHairLeft = was ? still / was : 0;
       }
@@ -358,12 +366,7 @@ describe('hairstyle on the development photos (issue 11, independent references)
     const parsedIn = await referenceParsing(ph.bytes);
     const face = belowBrows(me.landmarks, W, H);
     // A neighbour's hair (nearer another reference face, as the dev-set's long-hair check) stays.
-    const centre = (f: ReferenceFace) => [f.box.x + f.box.width / 2, f.box.y + f.box.height / 2, f.box.width] as const;
-    const mine = centre(me), theirs = (await referenceFaces(ph.bytes)).faces.filter((f) => f !== me && f.box.x !== me.box.x).map(centre);
-    const nearer = (x: number, y: number) => {
-      const d = Math.hypot(x - mine[0], y - mine[1]) / mine[2];
-      return theirs.some(([cx, cy, w]) => Math.hypot(x - cx, y - cy) / w < d);
-    };
+    const nearer = nearerAnotherFace(me, (await referenceFaces(ph.bytes)).faces.filter((f) => f.box.x !== me.box.x));
     const pictures = await runPictures(ph.bytes, 'Dreadlocks', 'blonde', 4);
     for (const [k, { out, alpha }] of pictures.entries()) {
       let n = 0, filled = 0;

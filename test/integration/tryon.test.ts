@@ -9,6 +9,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it as vit } from 'vitest';
 import type { ClothesType } from '../../src/domain/job.ts';
+import { boxBlur } from '../../src/imaging/blur.ts';
 import { decodeImage, type RgbImage } from '../../src/imaging/image.ts';
 import { loadRegistry } from '../../src/models/registry.ts';
 import { SessionCache } from '../../src/models/sessions.ts';
@@ -262,38 +263,15 @@ function correlation(n: number, pair: (i: number) => [number, number] | null): n
  */
 function shadingThrough(input: RgbImage, out: RgbImage, alpha: Uint8Array, r: number): number {
   const { width: W, height: H } = input;
-  const solid = Float64Array.from(alpha, (a) => (a > 230 ? 1 : 0));
-  const m = boxBlur(solid, W, H, r);
-  const li = boxBlur(Float64Array.from({ length: W * H }, (_, i) => solid[i]! * lum(input.data, i)), W, H, r);
-  const lo = boxBlur(Float64Array.from({ length: W * H }, (_, i) => solid[i]! * lum(out.data, i)), W, H, r);
+  const solid = Float32Array.from(alpha, (a) => (a > 230 ? 1 : 0));
+  // Two box passes (imaging/blur.ts's means: the ratios below cancel their edge normalisation).
+  const twice = (v: Float32Array) => boxBlur(boxBlur(v, W, H, r), W, H, r);
+  const m = twice(solid);
+  const li = twice(Float32Array.from({ length: W * H }, (_, i) => solid[i]! * lum(input.data, i)));
+  const lo = twice(Float32Array.from({ length: W * H }, (_, i) => solid[i]! * lum(out.data, i)));
   return correlation(W * H, (i) => (solid[i] && m[i]! > 0 ? [li[i]! / m[i]!, lo[i]! / m[i]!] : null));
 }
 
-/** Two box passes of radius r over a W x H plane (sums, not means). */
-function boxBlur(v: Float64Array, W: number, H: number, r: number): Float64Array {
-  let a = v;
-  for (let pass = 0; pass < 2; pass++) {
-    const h = new Float64Array(W * H), o = new Float64Array(W * H);
-    for (let y = 0; y < H; y++) {
-      let s = 0;
-      for (let x = -r; x < W; x++) {
-        if (x + r < W) s += a[y * W + x + r]!;
-        if (x - r - 1 >= 0) s -= a[y * W + x - r - 1]!;
-        if (x >= 0) h[y * W + x] = s;
-      }
-    }
-    for (let x = 0; x < W; x++) {
-      let s = 0;
-      for (let y = -r; y < H; y++) {
-        if (y + r < H) s += h[(y + r) * W + x]!;
-        if (y - r - 1 >= 0) s -= h[(y - r - 1) * W + x]!;
-        if (y >= 0) o[y * W + x] = s;
-      }
-    }
-    a = o;
-  }
-  return a;
-}
 
 /**
  * How wide the garment's edge is, in pixels: its partial pixels (coverage 26-229 of 255) per pixel

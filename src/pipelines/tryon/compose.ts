@@ -155,6 +155,9 @@ const SHADE = { crease: { gain: 0.8, min: 0.8, max: 1.15 }, fold: { gain: 1, min
 /** The old clothing's contrast at the fold scale above which its creases are not carried (a steep cut-off at about this value). */
 const PLAIN_CONTRAST = 0.12;
 
+/** One of SHADE's terms: 1 plus `gain` (times `damp`) times the photo's relative light `ratio` (0: as bright as its reference), clamped. */
+const lightTerm = (t: { gain: number; min: number; max: number }, ratio: number, damp = 1) => Math.min(t.max, Math.max(t.min, 1 + t.gain * damp * ratio));
+
 /** Light: the photo's own shading (local luminance over its wider mean) carried onto the garment. */
 export function shadeAndBlend(photo: RgbImage, base: RgbImage, layer: GarmentLayer, size: number): RgbImage {
   const { width: W, height: H } = photo;
@@ -231,13 +234,13 @@ export function shadeAndBlend(photo: RgbImage, base: RgbImage, layer: GarmentLay
     const w = Math.max(aa1[j]!, 1e-3), m = la1[j]! / w;
     const contrast = Math.sqrt(Math.max(0, spreadQ[j]! / w - m * m)) / Math.max(m, 8);
     const k = 1 / (1 + (contrast / PATTERN_CONTRAST) ** 2);
-    const fold = Math.min(SHADE.fold.max, Math.max(SHADE.fold.min, 1 + SHADE.fold.gain * k * (lFine / Math.max(lMean, 8) - 1)));
-    const body = Math.min(SHADE.body.max, Math.max(SHADE.body.min, 1 + SHADE.body.gain * (lMean / Math.max(whole, 8) - 1)));
+    const fold = lightTerm(SHADE.fold, lFine / Math.max(lMean, 8) - 1, k);
+    const body = lightTerm(SHADE.body, lMean / Math.max(whole, 8) - 1);
     // Creases: the grid cell's own luminance (its side is a third of the fold scale) over the
     // fold scale's, on a plain old garment only (PLAIN_CONTRAST, a steep cut-off: at the fold's
     // damping the jumpsuit's black and white bands came through a skirt as orange stripes).
     const plain = 1 / (1 + (contrast / PLAIN_CONTRAST) ** 4);
-    const crease = aa[j]! > 1e-3 ? Math.min(SHADE.crease.max, Math.max(SHADE.crease.min, 1 + SHADE.crease.gain * plain * (la[j]! / aa[j]! / Math.max(lFine, 8) - 1))) : 1;
+    const crease = aa[j]! > 1e-3 ? lightTerm(SHADE.crease, la[j]! / aa[j]! / Math.max(lFine, 8) - 1, plain) : 1;
     shade[j] = fold * body * crease;
   }
   for (let y = box.y0; y <= box.y1; y++) {
