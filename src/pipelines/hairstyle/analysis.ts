@@ -31,6 +31,14 @@ function photoRules(params: Readonly<Record<string, unknown>>): PhotoRules {
 /** The blur estimate's gain, the drawn hair's own softness and the most the hair is blurred (px; see measureLook). */
 const BLUR_GAIN = 1.25, DRAWN_BLUR = 1, MAX_BLUR = 4;
 
+/**
+ * The old hair's share in shaved stubble's colour (the rest the face's skin): a freshly shaved
+ * scalp is skin tinted by the bristles' roots. At 0.4, with the stubble's strong texture, the
+ * Mohawk's sides were a grey-brown felt (templates.ts SHAVED_SIDES); at 0.35 a brown leather cap
+ * on dark-haired s5-front.
+ */
+const STUBBLE_HAIR = 0.2;
+
 /** Grey level of pixel i (at module level: a closure made per call deoptimized this loop, 'wrong call target', every task). */
 const greyAt = (data: Uint8Array, i: number) => 0.299 * data[3 * i]! + 0.587 * data[3 * i + 1]! + 0.114 * data[3 * i + 2]!;
 
@@ -213,10 +221,10 @@ export async function analyze(ctx: PipelineContext, images: readonly RgbImage[],
   // The look from the face is measured while the models run (it was ~25 ms at 1 MP before they started).
   const light = measureLook(base);
   const complete = found.then((hair) => {
-    // Shaved stubble shows the scalp through the person's own hair colour: 60% skin, 40% hair.
+    // Shaved stubble shows the scalp through the person's own hair colour (STUBBLE_HAIR).
     const hairRgb = naturalColour(best.image, hair.hair);
     const skinRgb = naturalColour(best.image, protect, 1);
-    const look: Look = { ...light, natural: [0, 1, 2].map((c) => 0.6 * skinRgb[c]! + 0.4 * hairRgb[c]!) as [number, number, number] };
+    const look: Look = { ...light, natural: [0, 1, 2].map((c) => (1 - STUBBLE_HAIR) * skinRgb[c]! + STUBBLE_HAIR * hairRgb[c]!) as [number, number, number] };
     return { analysis: { ...base, ...hair, skin: skinRgb, hairColour: hairRgb }, look };
   });
   // Awaited by the caller after its drawing; a failure before then must not count as unhandled.

@@ -861,7 +861,9 @@ export function composite(base: RgbImage, layer: HairLayer, color: HairColor, lo
       const deepPig = ramp[3 * k + c]! * (1 - mix) + other[3 * k + c]! * mix;
       const pig = (w === 1 ? deepPig : deepPig * w + (flat[3 * k + c]! * (1 - mix) + flatOther[3 * k + c]! * mix) * (1 - w)) * deep;
       const dyed = pig * (1 - gl) + (0.55 * 225 + 0.45 * Math.min(255, pig * 1.6 + 40)) * gl;
-      rgb[c] = (dyed * (1 - st) + look.natural[c]! * (1 + 0.3 * layer.shade[i]!) * st) * look.exposure;
+      // The dye's ramp is exposed as the face is; the stubble's colours were measured on the photo,
+      // at its exposure already (exposed again, a dark photo's scalp was a dark leather cap).
+      rgb[c] = dyed * (1 - st) * look.exposure + look.natural[c]! * (1 + STUBBLE_LIGHT * (layer.shade[i]! - STUBBLE_MEAN)) * st;
     }
     return rgb;
   };
@@ -880,6 +882,13 @@ export function composite(base: RgbImage, layer: HairLayer, color: HairColor, lo
 }
 
 const NO_HAIR = new Float64Array(3);
+
+/**
+ * Shaved stubble's colour: the person's natural colour (Look.natural) times 1 + STUBBLE_LIGHT x
+ * (its shade - STUBBLE_MEAN): the scalp keeps that colour where the shade is the stubble's mean
+ * (SHAVED_SIDES's), lighter towards the light and darker round the skull's sides.
+ */
+const STUBBLE_LIGHT = 0.4, STUBBLE_MEAN = -0.2;
 
 /**
  * One pixel of the composite: the photo darkened by the contact shadow `sh`, and the hair's colour

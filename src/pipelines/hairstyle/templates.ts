@@ -618,9 +618,12 @@ export const SHAVED_SIDES: Template = {
   short: true,
   opacity: 0.94,
   wisps: 0.003,
-  strands: 1,
+  // Stubble: bristles of about 1% of the face width (without them the scalp was a flat beige cap),
+  // faint (a fifth of a head of hair's strand texture; the skull's light carries the shape): at
+  // full strength, with the noise below at 0.3, the sides were a brown felt that the reference
+  // parser read as a hat (36% of the sides on six development photos; 10% now, skin 3% -> 31%).
+  strands: 0.2,
   gloss: 0,
-  // Stubble: bristles of about 1% of the face width (without them the scalp was a flat beige cap).
   strandLength: 0.012,
   bulk: { cy: 0.2, rx: 0.6, ry: 0.77 },
   sdf(u, v, c) {
@@ -630,7 +633,7 @@ export const SHAVED_SIDES: Template = {
     return fromCrown(u, v, c);
   },
   shade(u, v, c) {
-    return -0.2 + 0.3 * (noise2(u * Math.min(420, 0.5 / c.px), v * Math.min(420, 0.5 / c.px), c.p.seed) * 2 - 1);
+    return -0.2 + 0.08 * (noise2(u * Math.min(420, 0.5 / c.px), v * Math.min(420, 0.5 / c.px), c.p.seed) * 2 - 1);
   },
 };
 
