@@ -46,6 +46,17 @@ function boxBlurInto(src: Float32Array, dst: Float32Array, tmp: Float32Array, ac
   }
 }
 
+/**
+ * Box blur (radius r) of float maps in place: boxBlur without fresh planes (one scratch plane from
+ * the thread's pool serves all the maps; see scratch.ts for why fresh memory costs).
+ */
+export function boxBlurInPlace(planes: readonly Float32Array[], W: number, H: number, r: number): void {
+  if (r <= 0 || !planes.length) return;
+  const tmp = takePlane(W * H), acc = new Float64Array(W);
+  for (const p of planes) boxBlurInto(p, p, tmp, acc, W, H, r);
+  giveBack(tmp);
+}
+
 /** The three box radii whose variances add up to sigma^2 (Kovesi 2010): widths wl and wl + 2. */
 function gaussianRadii(sigma: number): number[] {
   const ideal = Math.sqrt((12 * sigma * sigma) / 3 + 1);

@@ -8,7 +8,7 @@
 //   composite      the filled photo, contact shadow, then the hair recoloured in CIE Lab, grained,
 //                  its outline blurred to the photo's focus on a soft photo
 import type { HairColor } from '../../domain/job.ts';
-import { boxBlur, gaussianBlurInPlace, matchSharpness, type SharpnessFills } from '../../imaging/blur.ts';
+import { boxBlurInPlace, gaussianBlurInPlace, matchSharpness, type SharpnessFills } from '../../imaging/blur.ts';
 import { copyBytes, type RgbImage } from '../../imaging/image.ts';
 import { dilate, indicesBox, maskBox } from '../../imaging/morphology.ts';
 import { giveBack, takeInts, takePlane } from '../../imaging/scratch.ts';
@@ -601,23 +601,27 @@ function textureAround(img: RgbImage, part: Uint8Array, sources: Uint8Array, r: 
   const m = 8 * r;
   const x0 = Math.max(0, box.x - m), y0 = Math.max(0, box.y - m);
   const x1 = Math.min(W, box.x + box.width + m), y1 = Math.min(H, box.y + box.height + m);
-  const bw = x1 - x0, bh = y1 - y0;
-  const luma = new Float32Array(bw * bh), mask = new Float32Array(bw * bh);
+  const bw = x1 - x0, bh = y1 - y0, n0 = bw * bh;
+  // The luma and the sources' mask, each then blurred over r (fine) and 4r (coarse), in place.
+  const fine = takePlane(n0), fineN = takePlane(n0), coarse = takePlane(n0), coarseN = takePlane(n0);
   for (let y = 0; y < bh; y++) {
     for (let x = 0, i = (y + y0) * W + x0, j = y * bw; x < bw; x++, i++, j++) {
       if (!sources[i] || part[i]) continue;
-      luma[j] = 0.299 * data[3 * i]! + 0.587 * data[3 * i + 1]! + 0.114 * data[3 * i + 2]!;
-      mask[j] = 1;
+      fine[j] = coarse[j] = 0.299 * data[3 * i]! + 0.587 * data[3 * i + 1]! + 0.114 * data[3 * i + 2]!;
+      fineN[j] = coarseN[j] = 1;
     }
   }
-  const fine = boxBlur(luma, bw, bh, r), fineN = boxBlur(mask, bw, bh, r);
-  const coarse = boxBlur(luma, bw, bh, 4 * r), coarseN = boxBlur(mask, bw, bh, 4 * r);
+  // The sources' own pixels, before the blurs: where coarseN is 1 before the blur.
+  const own = Uint8Array.from(coarseN);
+  boxBlurInPlace([fine, fineN], bw, bh, r);
+  boxBlurInPlace([coarse, coarseN], bw, bh, 4 * r);
   let e = 0, n = 0;
-  for (let j = 0; j < bw * bh; j++) {
-    if (!mask[j] || coarseN[j]! < 0.5) continue;
+  for (let j = 0; j < n0; j++) {
+    if (!own[j] || coarseN[j]! < 0.5) continue;
     const d = fine[j]! / fineN[j]! - coarse[j]! / coarseN[j]!;
     (e += d * d), n++;
   }
+  giveBack(fine, fineN, coarse, coarseN);
   return n ? Math.sqrt(e / n) : 0;
 }
 
@@ -632,25 +636,28 @@ function dropBlocks(img: RgbImage, part: Uint8Array, sources: Uint8Array, r: num
   if (!box) return;
   const x0 = Math.max(0, box.x - R), y0 = Math.max(0, box.y - R);
   const x1 = Math.min(W, box.x + box.width + R), y1 = Math.min(H, box.y + box.height + R);
-  const bw = x1 - x0, bh = y1 - y0;
-  const mask = new Float32Array(bw * bh);
-  const planes = [new Float32Array(bw * bh), new Float32Array(bw * bh), new Float32Array(bw * bh)];
+  const bw = x1 - x0, bh = y1 - y0, n0 = bw * bh;
+  // The mask of the part and its sources and its three channels, over r (near) and R (far).
+  const near = [takePlane(n0), takePlane(n0), takePlane(n0), takePlane(n0)];
+  const far = [takePlane(n0), takePlane(n0), takePlane(n0), takePlane(n0)];
   for (let y = 0; y < bh; y++) {
     for (let x = 0, i = (y + y0) * W + x0, j = y * bw; x < bw; x++, i++, j++) {
       if (!part[i] && !sources[i]) continue;
-      mask[j] = 1;
-      for (let c = 0; c < 3; c++) planes[c]![j] = data[3 * i + c]!;
+      near[0]![j] = far[0]![j] = 1;
+      for (let c = 0; c < 3; c++) near[c + 1]![j] = far[c + 1]![j] = data[3 * i + c]!;
     }
   }
-  const nr = boxBlur(mask, bw, bh, r), nR = boxBlur(mask, bw, bh, R);
-  const fr = planes.map((p) => boxBlur(p, bw, bh, r)), fR = planes.map((p) => boxBlur(p, bw, bh, R));
+  boxBlurInPlace(near, bw, bh, r);
+  boxBlurInPlace(far, bw, bh, R);
+  const nr = near[0]!, nR = far[0]!;
   for (let y = 0; y < bh; y++) {
     for (let x = 0, i = (y + y0) * W + x0, j = y * bw; x < bw; x++, i++, j++) {
       // Every part pixel is in its own windows, so both counts are positive there.
       if (!part[i]) continue;
-      for (let c = 0; c < 3; c++) data[3 * i + c] = Math.max(0, Math.min(255, Math.round(data[3 * i + c]! - fr[c]![j]! / nr[j]! + fR[c]![j]! / nR[j]!)));
+      for (let c = 0; c < 3; c++) data[3 * i + c] = Math.max(0, Math.min(255, Math.round(data[3 * i + c]! - near[c + 1]![j]! / nr[j]! + far[c + 1]![j]! / nR[j]!)));
     }
   }
+  giveBack(...near, ...far);
 }
 
 /**
