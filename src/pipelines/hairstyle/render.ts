@@ -16,7 +16,7 @@ import { HAIR_COLOR_TARGETS, labAt, shadeRamp, srgbToLab } from '../../steps/col
 import { patchFill, pullPush } from '../../steps/patch-fill.ts';
 import { UNDER, skinColoured } from './hair.ts';
 import { frameBox, frameU, frameV, fromFrame, jawLine, type Anchors, type Frame } from './frame.ts';
-import { SHAVED_SIDES, TEMPLATES, hash2, noise1, noise2, smooth, type Template, type Variant } from './templates.ts';
+import { SHAVED_SIDES, STUBBLE_SHADE, TEMPLATES, hash2, noise1, noise2, smooth, type Template, type Variant } from './templates.ts';
 import type { Hairstyle } from '../../domain/job.ts';
 
 /** What the analysis of the chosen photo gives the renderer. */
@@ -575,10 +575,10 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number): R
  * the face width: the weave, grain) and BLOCKS face widths is taken out, the finer detail and the
  * broader light kept. The copy takes a plain top's folds block by block, and the blocks' light
  * differs: over s5-right's red top a mosaic of lighter and darker squares (its texture at that
- * scale 3.3 times the top's own; 1.9 times now: the dev-set test). Wider (12%) it also evened out the copy's light
- * over s6-left's ribbed green top towards one flat block (its lightness spread under 35% of the
- * top's, which the dev-set test counts as a painted block); an even tone under the finest detail,
- * as for skin, flattened that top further.
+ * scale 3.3 times the top's own; 1.9 times now, the dev-set test). Wider (12%) it also evened out
+ * the copy's light over s6-left's ribbed green top towards one flat block (its lightness spread
+ * under 35% of the top's, which the dev-set test counts as a painted block); an even tone under the
+ * finest detail, as for skin, flattened that top further.
  */
 const BLOCKS = 0.04;
 /**
@@ -956,7 +956,7 @@ export function composite(base: RgbImage, layer: HairLayer, color: HairColor, lo
       const dyed = pig * (1 - gl) + (0.55 * 225 + 0.45 * Math.min(255, pig * 1.6 + 40)) * gl;
       // The dye's ramp is exposed as the face is; the stubble's colours were measured on the photo,
       // at its exposure already (exposed again, a dark photo's scalp was a dark leather cap).
-      rgb[c] = dyed * (1 - st) * look.exposure + look.natural[c]! * (1 + STUBBLE_LIGHT * (layer.shade[i]! - STUBBLE_MEAN)) * st;
+      rgb[c] = dyed * (1 - st) * look.exposure + look.natural[c]! * (1 + STUBBLE_LIGHT * (layer.shade[i]! - STUBBLE_SHADE)) * st;
     }
     return rgb;
   };
@@ -978,10 +978,10 @@ const NO_HAIR = new Float64Array(3);
 
 /**
  * Shaved stubble's colour: the person's natural colour (Look.natural) times 1 + STUBBLE_LIGHT x
- * (its shade - STUBBLE_MEAN): the scalp keeps that colour where the shade is the stubble's mean
- * (SHAVED_SIDES's), lighter towards the light and darker round the skull's sides.
+ * (its shade - STUBBLE_SHADE): the scalp keeps that colour where the shade is the sides' own
+ * (templates.ts), lighter towards the light and darker round the skull's sides.
  */
-const STUBBLE_LIGHT = 0.4, STUBBLE_MEAN = -0.2;
+const STUBBLE_LIGHT = 0.4;
 
 /**
  * One pixel of the composite: the photo darkened by the contact shadow `sh`, and the hair's colour

@@ -608,6 +608,9 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
   },
 };
 
+/** The shaved sides' own shade (its mean; render.ts lights the scalp's colour about it). */
+export const STUBBLE_SHADE = -0.2;
+
 /**
  * The Mohawk's shaved sides, drawn under its strip: scalp with stubble, in the person's own colours
  * (render.ts's stubble share), nearly opaque: the removed hair under it was filled with what lies
@@ -633,7 +636,7 @@ export const SHAVED_SIDES: Template = {
     return fromCrown(u, v, c);
   },
   shade(u, v, c) {
-    return -0.2 + 0.08 * (noise2(u * Math.min(420, 0.5 / c.px), v * Math.min(420, 0.5 / c.px), c.p.seed) * 2 - 1);
+    return STUBBLE_SHADE + 0.08 * (noise2(u * Math.min(420, 0.5 / c.px), v * Math.min(420, 0.5 / c.px), c.p.seed) * 2 - 1);
   },
 };
 
