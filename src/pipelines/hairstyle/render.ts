@@ -553,6 +553,7 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number): R
     const src = new Uint8Array(an.sources[g]!);
     if (g === UNDER.skin || g === UNDER.clothing) bodyAround(an, part, hole, src, g === UNDER.skin);
     for (const i of holeAt) src[i] = 0;
+    if (g === UNDER.clothing) clearOfHair(an, src);
     // The first group's fill is a new picture; the next ones fill it in place.
     img = patchFill(img, part, { source: src, seed: seed + g, inPlace: img !== an.image, locality: FILL_LOCALITY, blend: true, sourcesPerHole: 1 });
     // Bare skin keeps only the copied texture's finest detail (~1.2% of the face width: pores,
@@ -568,6 +569,36 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number): R
   // reaches the old hair of a group still to fill.
   matchSharpness(img, marked, margin);
   return img;
+}
+
+/**
+ * Clothing sources within this many face widths of the old hair are left out of the clothing's
+ * fill: beside hair lying over a top, the top lies in the hair's shadow and is crossed by stray
+ * strands, and copied from there the fill was darker and streaked (s5-right's red top 14.6 dE from
+ * the top below the hair, 10.2 now; dark streaks over s6-centre-left's maroon one). Not for skin:
+ * the same band round s5-left's bared shoulder left its lit skin too far off (5.6 -> 11.5 dE).
+ */
+const CLEAR_OF_HAIR = 0.06;
+
+/**
+ * clearOfHair: `src` less the band CLEAR_OF_HAIR wide round the old hair (soft mask above 30%, as
+ * removalMask reads it), unless that leaves under a third of the sources (or 200 pixels): a top
+ * nearly all under long hair keeps them all.
+ */
+function clearOfHair(an: HeadAnalysis, src: Uint8Array): void {
+  const { width: W, height: H } = an.image;
+  const n = W * H;
+  const hair = new Uint8Array(n);
+  for (let i = 0; i < n; i++) hair[i] = an.hair[i]! > 77 ? 1 : 0;
+  const near = dilate(hair, W, H, Math.max(1, Math.round(CLEAR_OF_HAIR * an.frame.scale)));
+  let all = 0, kept = 0;
+  for (let i = 0; i < n; i++) {
+    if (!src[i]) continue;
+    all++;
+    if (!near[i]) kept++;
+  }
+  if (kept < Math.max(200, all / 3)) return;
+  for (let i = 0; i < n; i++) if (near[i]) src[i] = 0;
 }
 
 /**
