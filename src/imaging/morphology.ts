@@ -245,6 +245,16 @@ export function indicesBox(at: Int32Array, W: number, pick?: (k: number) => bool
   return x1 < 0 ? null : { x0, y0, x1, y1 };
 }
 
+/**
+ * maskBox grown by `m` on every side and clamped to the W x H image, as a PixelBox (null when the
+ * mask is empty): the region a pass around a mask's pixels (their sources, their blurs) walks.
+ */
+export function grownMaskBox(mask: Uint8Array, W: number, H: number, m: number): PixelBox | null {
+  const box = maskBox(mask, W, H);
+  if (!box) return null;
+  return { x0: Math.max(0, box.x - m), y0: Math.max(0, box.y - m), x1: Math.min(W, box.x + box.width + m), y1: Math.min(H, box.y + box.height + m) };
+}
+
 /** The bounding box of a mask's non-zero pixels (null when empty); each row is read from both ends. */
 export function maskBox(mask: Uint8Array, W: number, H: number): Region | null {
   let x0 = W, y0 = H, x1 = -1, y1 = -1;

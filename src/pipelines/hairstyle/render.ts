@@ -10,7 +10,7 @@
 import type { HairColor } from '../../domain/job.ts';
 import { boxBlurInPlace, gaussianBlurInPlace, matchSharpness, type SharpnessFills } from '../../imaging/blur.ts';
 import { copyBytes, type RgbImage } from '../../imaging/image.ts';
-import { dilate, indicesBox, maskBox } from '../../imaging/morphology.ts';
+import { dilate, grownMaskBox, indicesBox, maskBox } from '../../imaging/morphology.ts';
 import { giveBack, takeInts, takePlane } from '../../imaging/scratch.ts';
 import { HAIR_COLOR_TARGETS, labAt, shadeRamp, srgbToLab } from '../../steps/color.ts';
 import { patchFill, pullPush } from '../../steps/patch-fill.ts';
@@ -544,6 +544,8 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number): R
   const region = { x0: Math.max(0, hb.x0 - margin), y0: Math.max(0, hb.y0 - margin), x1: Math.min(W, hb.x1 + margin), y1: Math.min(H, hb.y1 + margin) };
   const rw = region.x1 - region.x0;
   const marked: SharpnessFills = { region, bits: new Uint8Array(rw * (region.y1 - region.y0)), fills: [] };
+  // The finest detail the skin and clothing fills keep (~1.2% of the face width: pores, grain, weave).
+  const fine = Math.max(2, Math.round(0.012 * an.frame.scale));
   for (let g = 1; g < an.sources.length; g++) {
     const part = new Uint8Array(n);
     let any = 0;
@@ -558,7 +560,6 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number): R
     img = patchFill(img, part, { source: src, seed: seed + g, inPlace: img !== an.image, locality: FILL_LOCALITY, blend: true, sourcesPerHole: 1 });
     // Bare skin keeps only the copied texture's finest detail (~1.2% of the face width: pores,
     // grain) over an even tone; at 4% the copy's blocks and blotches still showed.
-    const fine = Math.max(2, Math.round(0.012 * an.frame.scale));
     if (g === UNDER.skin && img !== an.image) evenTone(img, part, src, fine, jawShade(an));
     // Clothing without a pattern at the copy's block scale loses the copy's blocks (BLOCKS).
     if (g === UNDER.clothing && img !== an.image && textureAround(an.image, part, src, fine) < PATTERNED) dropBlocks(img, part, src, fine, Math.round(BLOCKS * an.frame.scale));
@@ -627,12 +628,9 @@ const PATTERNED = 10;
  */
 function textureAround(img: RgbImage, part: Uint8Array, sources: Uint8Array, r: number): number {
   const { width: W, height: H, data } = img;
-  const box = maskBox(part, W, H);
+  const box = grownMaskBox(part, W, H, 8 * r);
   if (!box) return 0;
-  const m = 8 * r;
-  const x0 = Math.max(0, box.x - m), y0 = Math.max(0, box.y - m);
-  const x1 = Math.min(W, box.x + box.width + m), y1 = Math.min(H, box.y + box.height + m);
-  const bw = x1 - x0, bh = y1 - y0, n0 = bw * bh;
+  const { x0, y0 } = box, bw = box.x1 - x0, bh = box.y1 - y0, n0 = bw * bh;
   // The luma and the sources' mask, each then blurred over r (fine) and 4r (coarse), in place.
   const fine = takePlane(n0), fineN = takePlane(n0), coarse = takePlane(n0), coarseN = takePlane(n0);
   for (let y = 0; y < bh; y++) {
@@ -642,15 +640,15 @@ function textureAround(img: RgbImage, part: Uint8Array, sources: Uint8Array, r: 
       fineN[j] = coarseN[j] = 1;
     }
   }
-  // The sources' own pixels, before the blurs: where coarseN is 1 before the blur.
-  const own = Uint8Array.from(coarseN);
   boxBlurInPlace([fine, fineN], bw, bh, r);
   boxBlurInPlace([coarse, coarseN], bw, bh, 4 * r);
   let e = 0, n = 0;
-  for (let j = 0; j < n0; j++) {
-    if (!own[j] || coarseN[j]! < 0.5) continue;
-    const d = fine[j]! / fineN[j]! - coarse[j]! / coarseN[j]!;
-    (e += d * d), n++;
+  for (let y = 0; y < bh; y++) {
+    for (let x = 0, i = (y + y0) * W + x0, j = y * bw; x < bw; x++, i++, j++) {
+      if (!sources[i] || part[i] || coarseN[j]! < 0.5) continue;
+      const d = fine[j]! / fineN[j]! - coarse[j]! / coarseN[j]!;
+      (e += d * d), n++;
+    }
   }
   giveBack(fine, fineN, coarse, coarseN);
   return n ? Math.sqrt(e / n) : 0;
@@ -663,11 +661,9 @@ function textureAround(img: RgbImage, part: Uint8Array, sources: Uint8Array, r: 
  */
 function dropBlocks(img: RgbImage, part: Uint8Array, sources: Uint8Array, r: number, R: number): void {
   const { width: W, height: H, data } = img;
-  const box = maskBox(part, W, H);
+  const box = grownMaskBox(part, W, H, R);
   if (!box) return;
-  const x0 = Math.max(0, box.x - R), y0 = Math.max(0, box.y - R);
-  const x1 = Math.min(W, box.x + box.width + R), y1 = Math.min(H, box.y + box.height + R);
-  const bw = x1 - x0, bh = y1 - y0, n0 = bw * bh;
+  const { x0, y0 } = box, bw = box.x1 - x0, bh = box.y1 - y0, n0 = bw * bh;
   // The mask of the part and its sources and its three channels, over r (near) and R (far).
   const near = [takePlane(n0), takePlane(n0), takePlane(n0), takePlane(n0)];
   const far = [takePlane(n0), takePlane(n0), takePlane(n0), takePlane(n0)];
@@ -755,12 +751,9 @@ function jawShade(an: Pick<HeadAnalysis, 'frame' | 'anchors'>): (x: number, y: n
  */
 function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, r: number, shade: (x: number, y: number) => number): void {
   const { width: W, height: H, data } = img;
-  const box = maskBox(part, W, H);
+  const box = grownMaskBox(part, W, H, 4 * r);
   if (!box) return;
-  const m = 4 * r;
-  const x0 = Math.max(0, box.x - m), y0 = Math.max(0, box.y - m);
-  const x1 = Math.min(W, box.x + box.width + m), y1 = Math.min(H, box.y + box.height + m);
-  const bw = x1 - x0, bh = y1 - y0;
+  const { x0, y0 } = box, bw = box.x1 - x0, bh = box.y1 - y0;
   // The tone: the skin sources' colours in the box, interpolated over the rest of it.
   // Planes from the thread's pool (a neck and chest box is a few hundred thousand pixels: fresh
   // memory's first touch was most of this function's time).
@@ -870,11 +863,9 @@ function smoothGroups(under: Uint8Array, hole: Uint8Array, holeAt: Int32Array, W
  */
 function bodyAround(an: HeadAnalysis, part: Uint8Array, hole: Uint8Array, out: Uint8Array, skin: boolean): void {
   const { width: W, height: H } = an.image;
-  const box = maskBox(part, W, H);
+  const box = grownMaskBox(part, W, H, Math.max(8, Math.round(0.3 * an.frame.scale)));
   if (!box) return;
-  const m = Math.max(8, Math.round(0.3 * an.frame.scale));
-  const x0 = Math.max(0, box.x - m), y0 = Math.max(0, box.y - m);
-  const x1 = Math.min(W, box.x + box.width + m), y1 = Math.min(H, box.y + box.height + m);
+  const { x0, y0, x1, y1 } = box;
   const ref = srgbToLab(an.skin[0], an.skin[1], an.skin[2]);
   const { frame, anchors } = an;
   const worn = skin ? null : clothingColours(an.image, out, x0, y0, x1, y1);
