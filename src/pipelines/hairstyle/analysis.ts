@@ -72,7 +72,7 @@ export function measureLook(an: Pick<HeadAnalysis, 'image' | 'protect' | 'frame'
   const Ll = nl ? l / nl : 60, Lr = nr ? r / nr : 60;
   // The photo's blur, on the face's box (its grey levels; the face's pixels only).
   const box = maskBox(protect, W, image.height);
-  let blur = 0;
+  let blur = 0, edgeBlur = 1;
   if (box && box.width > 8 && box.height > 8) {
     const { x: bx0, y: by0, width: bw, height: bh } = box;
     const grey = new Float32Array(bw * bh), inFace = new Uint8Array(bw * bh);
@@ -88,6 +88,7 @@ export function measureLook(an: Pick<HeadAnalysis, 'image' | 'protect' | 'frame'
     // taken off in quadrature.
     const photo = BLUR_GAIN * blurSigma(grey, bw, bh, inFace);
     blur = Math.sqrt(Math.max(0, photo * photo - DRAWN_BLUR * DRAWN_BLUR));
+    edgeBlur = photo;
   }
   const mean = (l + r) / Math.max(1, nl + nr);
   return {
@@ -95,6 +96,7 @@ export function measureLook(an: Pick<HeadAnalysis, 'image' | 'protect' | 'frame'
     exposure: Math.max(0.75, Math.min(1.15, (mean / 62) ** 0.5)),
     grain: Math.max(0.5, Math.min(8, 1.5 * (lap.length ? kthSmallest(Float64Array.from(lap), Math.floor(lap.length / 2)) : 1))),
     blur: Math.min(MAX_BLUR, blur),
+    edgeBlur,
   };
 }
 
