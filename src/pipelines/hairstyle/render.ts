@@ -332,13 +332,22 @@ function castShadow(an: HeadAnalysis, layer: HairLayer): Float32Array {
     if (xb <= xa || yb <= ya) return 0;
     return (S[yb * (BW + 1) + xb]! - S[ya * (BW + 1) + xb]! - S[yb * (BW + 1) + xa]! + S[ya * (BW + 1) + xa]!) / ((2 * r + 1) * (2 * r + 1));
   };
-  // The distance to the protected face (chamfer, thirds of a pixel), on the box grown by the fade.
+  // The distance to the protected face (chamfer, thirds of a pixel), on the face's box grown by
+  // the fade (past it the distance is the fade's or more: no fade).
   const D = Math.max(2, Math.round(SHADOW_FADE * f.scale));
-  const FX0 = Math.max(0, X0 - D), FY0 = Math.max(0, Y0 - D), FW = Math.min(W, X1 + D) - FX0, FH = Math.min(H, Y1 + D) - FY0;
+  const pb = maskBox(an.protect, W, H);
+  const FX0 = pb ? Math.max(0, pb.x - 2 * D) : 0, FY0 = pb ? Math.max(0, pb.y - 2 * D) : 0;
+  const FW = pb ? Math.min(W, pb.x + pb.width + 2 * D) - FX0 : 0, FH = pb ? Math.min(H, pb.y + pb.height + 2 * D) - FY0 : 0;
   const face = takeBytes(FW * FH);
   for (let y = 0; y < FH; y++) for (let x = 0; x < FW; x++) face[y * FW + x] = an.protect[(y + FY0) * W + x + FX0]!;
   const toFace = chamfer(face, FW, FH);
   giveBack(face);
+  const fade = (x: number, y: number) => {
+    const fx = x - FX0, fy = y - FY0;
+    if (fx < 0 || fy < 0 || fx >= FW || fy >= FH) return 1;
+    const t = Math.min(1, toFace[fy * FW + fx]! / (3 * D));
+    return t * t * (3 - 2 * t);
+  };
   // The shadow at p comes from the hair at p - shift (shift: towards the chin, along v); none on
   // other people (they are in front of or beside the target, not under the hair), none on the
   // protected face below the brows (kept exactly as it was), and fading out towards it.
@@ -349,8 +358,7 @@ function castShadow(an: HeadAnalysis, layer: HairLayer): Float32Array {
       if (a >= 0.99 || an.others[i] || an.protect[i]) continue;
       const b = box(x - X0 + sx, y - Y0 + sy);
       if (b <= a) continue;
-      const t = Math.min(1, toFace[(y - FY0) * FW + x - FX0]! / (3 * D));
-      out[i] = (b - a) * t * t * (3 - 2 * t);
+      out[i] = (b - a) * fade(x, y);
     }
   }
   return out;
