@@ -4,7 +4,8 @@
 //                  never on the protected face (inside the face oval, below the brows)
 //   removalMask    original hair the new style does not cover, dilated to take its halo along
 //   fillRemoved    exemplar fill (steps/patch-fill) of the removed hair, per what it hides, each
-//                  part as soft as its sources beside it (imaging/blur matchSharpness)
+//                  part as soft as its sources beside it (imaging/blur matchSharpness), the seams
+//                  between the parts as soft as the photo's own edges (softenSeams)
 //   composite      the filled photo, contact shadow, then the hair recoloured in CIE Lab, grained,
 //                  its outline blurred to the photo's focus on a soft photo
 import type { HairColor } from '../../domain/job.ts';
@@ -300,7 +301,8 @@ function rasterize(an: HeadGeometry, look: Pick<Look, 'lightSide'>, t: Template,
 /**
  * Contact shadow: the hair's coverage blurred (a box of ~4% of the face width) and moved ~2.5%
  * towards the chin, minus the hair itself: the shade the hair casts on the forehead, temples
- * and neck just below it. Computed in the hair's bounding box (grown by the blur and the shift).
+ * and neck just below it, fading out towards the kept face (SHADOW_FADE). Computed in the hair's
+ * bounding box (grown by the blur and the shift).
  */
 function castShadow(an: HeadAnalysis, layer: HairLayer): Float32Array {
   const { width: W, height: H } = an.image;
@@ -629,7 +631,8 @@ function softenSeams(img: RgbImage, holeAt: Int32Array, groups: Uint8Array, edge
   const R = Math.ceil(2.5 * sigma);
   const hb = indicesBox(holeAt, W);
   if (!hb) return;
-  // Labels on the hole's box grown by R + 1 (a window never leaves it): 0 for the photo's own pixels, 1 + the group in the hole.
+  // Labels on the hole's box grown by R + 1 (a window never leaves it): 0 for the photo's own
+  // pixels, 1 + the group in the hole.
   const x0 = Math.max(0, hb.x0 - R - 1), y0 = Math.max(0, hb.y0 - R - 1), x1 = Math.min(W, hb.x1 + R + 1), y1 = Math.min(H, hb.y1 + R + 1);
   const bw = x1 - x0, bh = y1 - y0;
   const label = takeBytes(bw * bh);
@@ -674,7 +677,8 @@ function softenSeams(img: RgbImage, holeAt: Int32Array, groups: Uint8Array, edge
         }
       }
       if (!m) continue;
-      // The window's mass past the photo's edge is counted as the pixel's own side.
+      // The rest of the window (its own group, the photo's own pixels, past the photo's edge)
+      // counts as the pixel's own side.
       m /= wsum;
       const k = 3 * ((y0 + y) * W + x0 + x);
       out.push(k, (1 - m) * data[k]! + s0 / wsum, (1 - m) * data[k + 1]! + s1 / wsum, (1 - m) * data[k + 2]! + s2 / wsum);
