@@ -307,7 +307,8 @@ function contestedHair(h: Head, soft: Uint8Array, sb: Box): Uint8Array {
  * the target's, under 1 on the neighbour's side) go to whichever of the two people's hair colours
  * they are likelier under (colour histograms of the hair that lies clearly on each side), with the
  * split's side as a weak prior, the evidence pooled over a window, and kept for the target only
- * where connected to the hair clearly hers. Past the split the target takes hair beside her head
+ * where connected to the hair clearly hers (and below her chin for the neighbour only where
+ * connected to the hair clearly the neighbour's). Past the split the target takes hair beside her head
  * only, not below her chin; with `gainOnly` (or too little of the neighbour's hair to know its
  * colour) she gives none of hers up. Returns `base` (1 = the neighbour's) revised, a copy; or
  * `base` where too little of the target's hair lies clear of the split to know its colour.
@@ -389,11 +390,32 @@ function splitByColour(h: Head, soft: Uint8Array, sb: Box, q: Float32Array, base
   eachComponent(reach, bw, (comp) => {
     if (comp.some((j) => clear[j])) for (const j of comp) keep[j] = 1;
   });
+  // Likewise, below the target's chin, the neighbour keeps only what joins the hair clearly hers:
+  // an island that her hair's colour wins inside the target's (a strand of s5-top's dark ponytail
+  // beside her neck, as dark as the neighbour's hair below) stays the target's and is removed with
+  // the rest of it. Beside the head too, it moved the reference parser's reading of
+  // s6-centre-right's neighbour's hair (long hair left 0.03 -> 0.15): not there.
+  const theirs = new Uint8Array(bw * bh);
+  if (neighbourKnown) {
+    const clearN = new Uint8Array(bw * bh), reachN = new Uint8Array(bw * bh);
+    for (let y = sb.y0; y < sb.y1; y++) {
+      for (let x = sb.x0; x < sb.x1; x++) {
+        const j = (y - sb.y0) * bw + (x - sb.x0);
+        clearN[j] = soft[y * W + x]! > 77 && q[j]! <= 1 / CONTESTED ? 1 : 0;
+        reachN[j] = clearN[j] || (inZone[j] && !keep[j]) ? 1 : 0;
+      }
+    }
+    eachComponent(reachN, bw, (comp) => {
+      if (comp.some((j) => clearN[j])) for (const j of comp) theirs[j] = 1;
+    });
+  }
   const out = copyBytes(base);
   for (let y = sb.y0; y < sb.y1; y++) {
     for (let x = sb.x0; x < sb.x1; x++) {
       const j = (y - sb.y0) * bw + (x - sb.x0);
-      if (inZone[j]) out[y * W + x] = keep[j] ? 0 : 1;
+      if (!inZone[j]) continue;
+      const island = neighbourKnown && !theirs[j] && frameV(h.frame, x + 0.5, y + 0.5) > h.anchors.chin;
+      out[y * W + x] = keep[j] || island ? 0 : 1;
     }
   }
   return out;
