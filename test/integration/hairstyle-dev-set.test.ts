@@ -101,6 +101,14 @@ function mad(a: RgbImage, b: RgbImage, mask: Uint8Array): number {
 /** A box x0, y0, x1, y1 (end exclusive). */
 type Box4 = [number, number, number, number];
 
+/** The blur a box's edges show (imaging/blur.ts blurSigma on its CIE lightness, px). */
+function sigmaOf(img: RgbImage, [x0, y0, x1, y1]: Box4): number {
+  const w = x1 - x0, h = y1 - y0;
+  const grey = new Float32Array(w * h);
+  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) grey[y * w + x] = lch(...([0, 1, 2].map((c) => img.data[3 * ((y + y0) * img.width + x + x0) + c]!) as [number, number, number])).L;
+  return blurSigma(grey, w, h, new Uint8Array(w * h).fill(1));
+}
+
 /** The median CIE Lab over a box. */
 function medianLab(img: RgbImage, [x0, y0, x1, y1]: Box4): number[] {
   const ch: number[][] = [[], [], []];
@@ -674,12 +682,6 @@ describe('hairstyle on the development photos (issue 11, independent references)
     // 1.34 px in the fill against the stairs' 2.11 (with the fill's blur matched to its sources, 2.27).
     const ph = await hairPhoto('s5-top');
     const input = await decodeImage(ph.bytes, { maxPixels: 4e7 });
-    const sigmaOf = (img: RgbImage, [x0, y0, x1, y1]: Box4) => {
-      const w = x1 - x0, h = y1 - y0;
-      const grey = new Float32Array(w * h);
-      for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) grey[y * w + x] = lch(...([0, 1, 2].map((c) => img.data[3 * ((y + y0) * img.width + x + x0) + c]!) as [number, number, number])).L;
-      return blurSigma(grey, w, h, new Uint8Array(w * h).fill(1));
-    };
     const stairs = sigmaOf(input, [40, 160, 130, 260]);
     const { out } = await runHairstyle(ph.bytes, 'Buzz Cut', 'red');
     const fill = sigmaOf(out, [160, 235, 188, 300]);
@@ -702,12 +704,6 @@ describe('hairstyle on the development photos (issue 11, independent references)
     ] as Array<[string, Box4, Box4]>) {
       const ph = await hairPhoto(photo);
       const input = await decodeImage(ph.bytes, { maxPixels: 4e7 });
-      const sigmaOf = (img: RgbImage, [x0, y0, x1, y1]: Box4) => {
-        const w = x1 - x0, h = y1 - y0;
-        const grey = new Float32Array(w * h);
-        for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) grey[y * w + x] = lch(...([0, 1, 2].map((c) => img.data[3 * ((y + y0) * img.width + x + x0) + c]!) as [number, number, number])).L;
-        return blurSigma(grey, w, h, new Uint8Array(w * h).fill(1));
-      };
       const face = sigmaOf(input, faceBox);
       const { out } = await runHairstyle(ph.bytes, 'Short Hair', 'black');
       const seam = sigmaOf(out, seamBox);
