@@ -378,11 +378,14 @@ function splitByColour(h: Head, soft: Uint8Array, sb: Box, q: Float32Array, base
     }
   }
   // The target keeps only what joins the hair clearly hers (4-connected through her contested pixels).
-  const clear = new Uint8Array(bw * bh), reach = new Uint8Array(bw * bh);
+  // (And the hair clearly the neighbour's, for her side's rule below.)
+  const clear = new Uint8Array(bw * bh), reach = new Uint8Array(bw * bh), clearN = new Uint8Array(bw * bh);
   for (let y = sb.y0; y < sb.y1; y++) {
     for (let x = sb.x0; x < sb.x1; x++) {
       const j = (y - sb.y0) * bw + (x - sb.x0);
-      clear[j] = soft[y * W + x]! > 77 && q[j]! >= CONTESTED ? 1 : 0;
+      const hairy = soft[y * W + x]! > 77;
+      clear[j] = hairy && q[j]! >= CONTESTED ? 1 : 0;
+      clearN[j] = hairy && q[j]! <= 1 / CONTESTED ? 1 : 0;
       reach[j] = clear[j] || (inZone[j] && mine[j]) ? 1 : 0;
     }
   }
@@ -397,14 +400,8 @@ function splitByColour(h: Head, soft: Uint8Array, sb: Box, q: Float32Array, base
   // s6-centre-right's neighbour's hair (long hair left 0.03 -> 0.15): not there.
   const theirs = new Uint8Array(bw * bh);
   if (neighbourKnown) {
-    const clearN = new Uint8Array(bw * bh), reachN = new Uint8Array(bw * bh);
-    for (let y = sb.y0; y < sb.y1; y++) {
-      for (let x = sb.x0; x < sb.x1; x++) {
-        const j = (y - sb.y0) * bw + (x - sb.x0);
-        clearN[j] = soft[y * W + x]! > 77 && q[j]! <= 1 / CONTESTED ? 1 : 0;
-        reachN[j] = clearN[j] || (inZone[j] && !keep[j]) ? 1 : 0;
-      }
-    }
+    const reachN = new Uint8Array(bw * bh);
+    for (let j = 0; j < reachN.length; j++) reachN[j] = clearN[j] || (inZone[j] && !keep[j]) ? 1 : 0;
     eachComponent(reachN, bw, (comp) => {
       if (comp.some((j) => clearN[j])) for (const j of comp) theirs[j] = 1;
     });

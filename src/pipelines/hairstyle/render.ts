@@ -334,22 +334,7 @@ function castShadow(an: HeadAnalysis, layer: HairLayer): Float32Array {
     if (xb <= xa || yb <= ya) return 0;
     return (S[yb * (BW + 1) + xb]! - S[ya * (BW + 1) + xb]! - S[yb * (BW + 1) + xa]! + S[ya * (BW + 1) + xa]!) / ((2 * r + 1) * (2 * r + 1));
   };
-  // The distance to the protected face (chamfer, thirds of a pixel), on the face's box grown by
-  // the fade (past it the distance is the fade's or more: no fade).
-  const D = Math.max(2, Math.round(SHADOW_FADE * f.scale));
-  const pb = maskBox(an.protect, W, H);
-  const FX0 = pb ? Math.max(0, pb.x - 2 * D) : 0, FY0 = pb ? Math.max(0, pb.y - 2 * D) : 0;
-  const FW = pb ? Math.min(W, pb.x + pb.width + 2 * D) - FX0 : 0, FH = pb ? Math.min(H, pb.y + pb.height + 2 * D) - FY0 : 0;
-  const face = takeBytes(FW * FH);
-  for (let y = 0; y < FH; y++) for (let x = 0; x < FW; x++) face[y * FW + x] = an.protect[(y + FY0) * W + x + FX0]!;
-  const toFace = chamfer(face, FW, FH);
-  giveBack(face);
-  const fade = (x: number, y: number) => {
-    const fx = x - FX0, fy = y - FY0;
-    if (fx < 0 || fy < 0 || fx >= FW || fy >= FH) return 1;
-    const t = Math.min(1, toFace[fy * FW + fx]! / (3 * D));
-    return t * t * (3 - 2 * t);
-  };
+  const { fade } = shadowFade(an);
   // The shadow at p comes from the hair at p - shift (shift: towards the chin, along v); none on
   // other people (they are in front of or beside the target, not under the hair), none on the
   // protected face below the brows (kept exactly as it was), and fading out towards it.
@@ -374,6 +359,37 @@ function castShadow(an: HeadAnalysis, layer: HairLayer): Float32Array {
  * moved past their bounds with it (s5-back's blue Dreadlocks read as hair 0.70 -> 0.49).
  */
 const SHADOW_FADE = 0.04;
+
+/**
+ * The contact shadow's fade (SHADOW_FADE) at each pixel, 0 at the protected face's edge to 1 past
+ * the fade: a smoothstep of the chamfer distance to the face, computed on the face's box grown by
+ * twice the fade (past it: 1). The same for every picture of a task: kept per protected mask.
+ */
+function shadowFade(an: Pick<HeadAnalysis, 'image' | 'protect' | 'frame'>): { fade: (x: number, y: number) => number } {
+  const known = FADES.get(an.protect);
+  if (known) return known;
+  const { width: W, height: H } = an.image;
+  const D = Math.max(2, Math.round(SHADOW_FADE * an.frame.scale));
+  const box = grownMaskBox(an.protect, W, H, 2 * D);
+  const x0 = box?.x0 ?? 0, y0 = box?.y0 ?? 0, bw = box ? box.x1 - x0 : 0, bh = box ? box.y1 - y0 : 0;
+  const face = takeBytes(bw * bh);
+  for (let y = 0; y < bh; y++) for (let x = 0; x < bw; x++) face[y * bw + x] = an.protect[(y + y0) * W + x + x0]!;
+  const toFace = chamfer(face, bw, bh);
+  giveBack(face);
+  const made = {
+    fade: (x: number, y: number) => {
+      const fx = x - x0, fy = y - y0;
+      if (fx < 0 || fy < 0 || fx >= bw || fy >= bh) return 1;
+      const t = Math.min(1, toFace[fy * bw + fx]! / (3 * D));
+      return t * t * (3 - 2 * t);
+    },
+  };
+  FADES.set(an.protect, made);
+  return made;
+}
+
+/** shadowFade's result per protected mask (a task's pictures share one; dropped with the mask). */
+const FADES = new WeakMap<Uint8Array, { fade: (x: number, y: number) => number }>();
 
 /**
  * Draws a template for one variant: the hair as drawn, in front of everything but the face (no
