@@ -50,6 +50,10 @@ const CASES: Array<[string, ClothesType, () => Promise<Buffer>]> = [
   ['s6-green-dress', 'dresses', dress],
   ['person-standing', 'lower_body', skirt],
   ['s6-stripes', 'lower_body', trousers],
+  // The black-and-white jumpsuit under a plain-ground skirt and dress: its print must not show
+  // through (printThrough).
+  ['s6-stripes', 'lower_body', skirt],
+  ['s6-stripes', 'dresses', dress],
   ['messi', 'upper_body', tshirt],
 ];
 
@@ -85,6 +89,11 @@ interface Figures {
   neck: number;
   /** Correlation of the output's luminance with the input's under the solid garment: the old clothing's print showing through. */
   through: number;
+  /**
+   * The old clothing's print on the garment: printThrough's ratio of the garment's ground over the
+   * input's dark print to over its light print (1: none shows; NaN: no two-tone print under it).
+   */
+  printDark: number;
   /** How much of the photo's light shows on the garment: showThrough of the luminances box-blurred over the solid garment (prints averaged out). */
   shading: number;
   /** The garment mask's edge width: partial pixels (coverage 26-229) per outline pixel. */
@@ -237,11 +246,50 @@ function showThrough(input: RgbImage, out: RgbImage, alpha: Uint8Array): number 
   return correlation(alpha.length, (i) => (alpha[i]! > 230 ? [lum(input.data, i), lum(out.data, i)] : null));
 }
 
+/**
+ * The old clothing's two-tone print showing through the garment, judged on the input's own pixels
+ * per tile (`side` pixels) of the solid garment (coverage over 230, on at least 30% of the tile):
+ * the share of the input's pixels there that are dark (luminance under 70) against the output's
+ * mean luminance on the garment's saturated ground (channel spread over 40: not its white or grey
+ * print) over the input's light there (its luminance's 90th percentile: a print's lit light tone).
+ * Over the tiles with at least 10% dark and 10% light (over 140) pixels, their correlation: about
+ * 0 when the garment carries the photo's light only, negative when the old print's dark bands
+ * darken it where they are dense (s6-stripes's black-and-white jumpsuit: the skirt and dress
+ * showed its broad black chevrons as dark wedges, -0.70 and -0.67, before stop 38). NaN under 10
+ * such tiles: no two-tone print under the garment.
+ */
+function printThrough(input: RgbImage, out: RgbImage, alpha: Uint8Array, side: number): number {
+  const { width: W, height: H } = input;
+  const tiles: Array<{ light: number; ground: number; dark: number }> = [];
+  for (let ty = 0; ty < H; ty += side) {
+    for (let tx = 0; tx < W; tx += side) {
+      const lums: number[] = [];
+      let ng = 0, sg = 0, nd = 0, nb = 0;
+      for (let y = ty; y < Math.min(H, ty + side); y++) {
+        for (let x = tx, i = y * W + tx; x < Math.min(W, tx + side); x++, i++) {
+          if (alpha[i]! <= 230) continue;
+          const li = lum(input.data, i);
+          lums.push(li);
+          if (li < 70) nd++;
+          else if (li > 140) nb++;
+          const o = out.data;
+          if (Math.max(o[3 * i]!, o[3 * i + 1]!, o[3 * i + 2]!) - Math.min(o[3 * i]!, o[3 * i + 1]!, o[3 * i + 2]!) >= 40) (ng++, (sg += lum(o, i)));
+        }
+      }
+      if (lums.length < 0.3 * side * side || ng < 0.1 * side * side || nd < 0.1 * lums.length || nb < 0.1 * lums.length) continue;
+      lums.sort((a, b) => a - b);
+      tiles.push({ light: lums[Math.floor(0.9 * (lums.length - 1))]!, ground: sg / ng, dark: nd / lums.length });
+    }
+  }
+  if (tiles.length < 10) return NaN;
+  return correlation(tiles.length, (i) => [tiles[i]!.dark, tiles[i]!.ground / Math.max(tiles[i]!.light, 1)], 10);
+}
+
 /** Luminance (Rec. 601) of pixel i of interleaved RGB. */
 const lum = (d: Uint8Array, i: number) => 0.299 * d[3 * i]! + 0.587 * d[3 * i + 1]! + 0.114 * d[3 * i + 2]!;
 
 /** Pearson correlation of the pairs `pair` gives for 0..n-1 (null: left out); 0 under 100 pairs or without spread. */
-function correlation(n: number, pair: (i: number) => [number, number] | null): number {
+function correlation(n: number, pair: (i: number) => [number, number] | null, least = 100): number {
   let k = 0, sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
   for (let i = 0; i < n; i++) {
     const p = pair(i);
@@ -249,7 +297,7 @@ function correlation(n: number, pair: (i: number) => [number, number] | null): n
     const [x, y] = p;
     (k++, (sx += x), (sy += y), (sxx += x * x), (syy += y * y), (sxy += x * y));
   }
-  if (k < 100) return 0;
+  if (k < least) return 0;
   const cov = sxy / k - (sx / k) * (sy / k), vx = sxx / k - (sx / k) ** 2, vy = syy / k - (sy / k) ** 2;
   return vx > 0 && vy > 0 ? cov / Math.sqrt(vx * vy) : 0;
 }
@@ -478,6 +526,7 @@ beforeAll(async () => {
       caps: type === 'upper_body' ? coverage(shoulderCaps(p)) : NaN,
       neck: type === 'upper_body' ? coverage(neckZone(p)) : NaN,
       through: showThrough(p.image, out, alpha),
+      printDark: printThrough(p.image, out, alpha, Math.max(12, Math.round(0.15 * sw))),
       shading: shadingThrough(p.image, out, alpha, Math.max(3, Math.round(0.12 * sw))),
       edge: edgeWidth(alpha, W, H),
       hueDelta: Math.abs(((oHue - gHue + 540) % 360) - 180),
@@ -488,7 +537,7 @@ beforeAll(async () => {
     });
   }
   const pct = (v: number) => `${(100 * v).toFixed(1)}%`;
-  console.log(['photo type garment: changed away from target | garment off body | region covered (visible part; whole region) | shoulder tops covered | upper arms covered | shoulder caps covered | neck covered | print through | shading through | edge width | hue delta | face MAD | hands MAD', ...[...figures].map(([k, f]) => `${k}: ${pct(f.changedAway)} | ${pct(f.offBody)} | ${pct(f.covered)} (${pct(f.coveredAll)}) | ${Number.isNaN(f.shoulders) ? '-' : pct(f.shoulders)} | ${Number.isNaN(f.arms) ? '-' : pct(f.arms)} | ${Number.isNaN(f.caps) ? '-' : pct(f.caps)} | ${Number.isNaN(f.neck) ? '-' : pct(f.neck)} | ${f.through.toFixed(2)} | ${f.shading.toFixed(2)} | ${f.edge.toFixed(2)} px | ${f.hueDelta.toFixed(1)} deg | ${f.faceMad.toFixed(2)} | ${f.handsMad.toFixed(2)}`)].join('\n'));
+  console.log(['photo type garment: changed away from target | garment off body | region covered (visible part; whole region) | shoulder tops covered | upper arms covered | shoulder caps covered | neck covered | print through | old print dark share vs garment | shading through | edge width | hue delta | face MAD | hands MAD', ...[...figures].map(([k, f]) => `${k}: ${pct(f.changedAway)} | ${pct(f.offBody)} | ${pct(f.covered)} (${pct(f.coveredAll)}) | ${Number.isNaN(f.shoulders) ? '-' : pct(f.shoulders)} | ${Number.isNaN(f.arms) ? '-' : pct(f.arms)} | ${Number.isNaN(f.caps) ? '-' : pct(f.caps)} | ${Number.isNaN(f.neck) ? '-' : pct(f.neck)} | ${f.through.toFixed(2)} | ${Number.isNaN(f.printDark) ? '-' : f.printDark.toFixed(2)} | ${f.shading.toFixed(2)} | ${f.edge.toFixed(2)} px | ${f.hueDelta.toFixed(1)} deg | ${f.faceMad.toFixed(2)} | ${f.handsMad.toFixed(2)}`)].join('\n'));
 }, 400_000);
 
 /**
@@ -579,8 +628,13 @@ describe.each(CASES.map(([n, t, g]) => `${n} ${t} ${g.name}`))('try-on %s', (key
     expect(f().edge).toBeGreaterThanOrEqual(1);
     expect(f().edge).toBeLessThanOrEqual(3);
   });
-  it("6. carries the photo's light onto the garment: its averaged luminance follows the photo's (correlation >= 0.4)", 'shading', () => {
-    expect(f().shading).toBeGreaterThanOrEqual(0.4);
+  // Over a two-tone print the averaged luminance is the print's density, not light: the light is
+  // judged on plain old clothing, the print on printed.
+  it("6. carries the photo's light onto the garment: its averaged luminance follows the photo's (correlation >= 0.4; plain old clothing)", 'shading', () => {
+    if (Number.isNaN(f().printDark)) expect(f().shading).toBeGreaterThanOrEqual(0.4);
+  });
+  it("6. does not paint the old clothing's two-tone print onto the garment (its dark share against the garment's light: correlation >= -0.3)", 'print', () => {
+    expect(Number.isNaN(f().printDark) || f().printDark >= -0.3).toBe(true);
   });
   it("6. keeps the garment's mean hue within 10 degrees", 'hue', () => {
     expect(f().hueDelta).toBeLessThan(10);

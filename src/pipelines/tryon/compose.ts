@@ -158,6 +158,58 @@ const PLAIN_CONTRAST = 0.12;
 /** One of SHADE's terms: 1 plus `gain` (times `damp`) times the photo's relative light `ratio` (0: as bright as its reference), clamped. */
 const lightTerm = (t: { gain: number; min: number; max: number }, ratio: number, damp = 1) => Math.min(t.max, Math.max(t.min, 1 + t.gain * damp * ratio));
 
+/**
+ * A two-tone print of the old clothing under the garment (the photo's luminance where the layer
+ * covers it more than half): Otsu's split of its log-luminance histogram, kept where it is a print
+ * and not light and shade on one cloth: the two classes' means at least PRINT.ratio apart and the
+ * split explaining at least PRINT.eta of the variance (a plain garment's folds and shaded side
+ * make one broad mode, ~0.6-0.7 of it), the smaller class at least PRINT.share of the pixels.
+ * Returns the threshold and each class's mean luminance relative to the pixels' mean, or null.
+ */
+export function printAlbedos(photo: RgbImage, alpha: Float32Array, box: Box): { threshold: number; dark: number; light: number; eta: number } | null {
+  const W = photo.width, BINS = 64;
+  const hist = new Float64Array(BINS), sum = new Float64Array(BINS);
+  const bin = (l: number) => Math.min(BINS - 1, Math.floor((Math.log1p(l) / Math.log(256)) * BINS));
+  for (let y = box.y0; y <= box.y1; y++) {
+    for (let x = box.x0, i = y * W + box.x0; x <= box.x1; x++, i++) {
+      if (alpha[i]! <= 0.5) continue;
+      const l = 0.299 * photo.data[3 * i]! + 0.587 * photo.data[3 * i + 1]! + 0.114 * photo.data[3 * i + 2]!;
+      const b = bin(l);
+      hist[b]! += 1;
+      sum[b]! += l;
+    }
+  }
+  let n = 0, total = 0, sq = 0;
+  for (let b = 0; b < BINS; b++) (n += hist[b]!), (total += sum[b]!);
+  if (n < 1000) return null;
+  // Otsu on the log luminance (bin centres): the split with the largest between-class variance.
+  const centre = (b: number) => b + 0.5;
+  let mu = 0;
+  for (let b = 0; b < BINS; b++) mu += hist[b]! * centre(b);
+  mu /= n;
+  for (let b = 0; b < BINS; b++) sq += hist[b]! * (centre(b) - mu) ** 2;
+  let best = -1, cut = 0, w0 = 0, m0 = 0;
+  for (let b = 0; b < BINS - 1; b++) {
+    w0 += hist[b]!;
+    m0 += hist[b]! * centre(b);
+    const w1 = n - w0;
+    if (w0 < 1 || w1 < 1) continue;
+    const between = (w0 * w1 * (m0 / w0 - (mu * n - m0) / w1) ** 2) / (n * n);
+    if (between > best) (best = between), (cut = b + 1);
+  }
+  let c0 = 0, s0 = 0;
+  for (let b = 0; b < cut; b++) (c0 += hist[b]!), (s0 += sum[b]!);
+  const c1 = n - c0, s1 = total - s0;
+  const eta = sq > 0 ? best / (sq / n) : 0;
+  if (Math.min(c0, c1) < PRINT.share * n || eta < PRINT.eta) return null;
+  const dark = s0 / c0, light = s1 / c1, mean = total / n;
+  if (light < PRINT.ratio * Math.max(dark, 1)) return null;
+  return { threshold: Math.expm1((cut / BINS) * Math.log(256)), dark: dark / mean, light: light / mean, eta };
+}
+
+/** printAlbedos's bounds: the classes' mean luminance ratio, Otsu's explained variance, the smaller class's share. */
+const PRINT = { ratio: 2.5, eta: 0.8, share: 0.1 };
+
 /** Light: the photo's own shading (local luminance over its wider mean) carried onto the garment. */
 export function shadeAndBlend(photo: RgbImage, base: RgbImage, layer: GarmentLayer, size: number): RgbImage {
   const { width: W, height: H } = photo;
@@ -190,7 +242,15 @@ export function shadeAndBlend(photo: RgbImage, base: RgbImage, layer: GarmentLay
   const s = Math.max(1, Math.floor(r / 3));
   const c = grow(box, R, W, H);
   const gw = Math.ceil((c.x1 - c.x0 + 1) / s), gh = Math.ceil((c.y1 - c.y0 + 1) / s);
+  // The old clothing's print: its luminance's two albedos where it is a two-tone print (stripes,
+  // dots). Each pixel's light is then judged against its own albedo (ratios of sums: the light at
+  // a cell is its luminance over what the print alone would give there), so the print's density
+  // does not read as light and shade.
+  const print = printAlbedos(photo, alpha, box);
   const la = new Float32Array(gw * gh), aa = new Float32Array(gw * gh), qa = new Float32Array(gw * gh);
+  // The albedo model's sums: ma (its luminance, relative to the mean albedo), lm (luminance times
+  // it) and mm (its square). One albedo: ma = aa, lm = la, mm = aa.
+  const ma = print ? new Float32Array(gw * gh) : aa, lm = print ? new Float32Array(gw * gh) : la, mm = print ? new Float32Array(gw * gh) : aa;
   for (let y = c.y0; y <= c.y1; y++) {
     const row = Math.floor((y - c.y0) / s) * gw;
     for (let x = c.x0, i = y * W + c.x0; x <= c.x1; x++, i++) {
@@ -201,46 +261,62 @@ export function shadeAndBlend(photo: RgbImage, base: RgbImage, layer: GarmentLay
       la[j]! += a * l;
       qa[j]! += a * l * l;
       aa[j]! += a;
+      if (print) {
+        const m = l < print.threshold ? print.dark : print.light;
+        ma[j]! += a * m;
+        lm[j]! += a * l * m;
+        mm[j]! += a * m * m;
+      }
     }
   }
   // Cell means: every cell is s x s pixels but the last row's and column's (cut by the box).
   const cw = (gx: number) => Math.min(s, c.x1 - c.x0 + 1 - gx * s), ch = (gy: number) => Math.min(s, c.y1 - c.y0 + 1 - gy * s);
+  const sums = print ? [la, aa, qa, ma, lm, mm] : [la, aa, qa];
   for (let gy = 0, j = 0; gy < gh; gy++) for (let gx = 0; gx < gw; gx++, j++) {
     const n = cw(gx) * ch(gy);
-    (la[j]! /= n), (aa[j]! /= n), (qa[j]! /= n);
+    for (const g of sums) g[j]! /= n;
   }
   const rs = Math.max(1, Math.round(r / s)), Rs = Math.max(1, Math.round(R / s));
-  // One box pass of the fine scale (the contrast below reads it), then the second.
-  const la1 = blur(la, gw, gh, rs), aa1 = blur(aa, gw, gh, rs);
-  const fine = blur(la1, gw, gh, rs), fineW = blur(aa1, gw, gh, rs);
-  const mean = blur(la, gw, gh, Rs), meanW = blur(aa, gw, gh, Rs);
-  // The old clothing's own contrast at the fold's scale (the luminance's spread over its mean in
-  // the same window): a print as wide as a fold (s6-stripes's jumpsuit, black and white bands of
-  // ~5% of the body size) passed the blur and was painted onto the skirt as dark stripes. The
-  // shading is damped where that contrast is high, 1 / (1 + (contrast / PATTERN_CONTRAST)^2): a
-  // plain garment's folds (contrast ~0.1) keep nearly all of it, black-and-white bands (~0.6) a tenth.
-  // (Its mean and weight in that window are the fine scale's first pass, la1 and aa1.)
-  const spreadQ = blur(qa, gw, gh, rs);
+  // One box pass of the fine scale (the contrast below reads it), then the second. The light at a
+  // scale is the luminance's sum over the albedo model's (ma; the coverage where one albedo).
+  const once = (g: Float32Array) => blur(g, gw, gh, rs);
+  const la1 = once(la), aa1 = once(aa), ma1 = print ? once(ma) : aa1;
+  const fine = once(la1), fineW = once(ma1);
+  const mean = blur(la, gw, gh, Rs), meanW = blur(ma, gw, gh, Rs);
+  // The old clothing's own contrast at the fold's scale: the luminance's spread about the albedo
+  // model lit by the window's light, over its mean (for one albedo its plain spread). A print as
+  // wide as a fold that the albedos do not explain (s6-stripes's jumpsuit, black and white bands
+  // of ~5% of the body size, before the albedos were told apart) passed the blur and was painted
+  // onto the skirt as dark stripes. The shading is damped where that contrast is high,
+  // 1 / (1 + (contrast / PATTERN_CONTRAST)^2): a plain garment's folds (contrast ~0.1) keep nearly
+  // all of it, unexplained black-and-white bands (~0.6) a tenth.
+  const spreadQ = once(qa), lm1 = print ? once(lm) : la1, mm1 = print ? once(mm) : aa1;
   // The body's light beyond a fold's scale: the wide mean over the garment's own mean. Without it
   // the garment was as bright at the body's shaded side and below the chest as in its light, a
   // flat print pasted on (the try-on test's shading figure, the luminance averaged under the garment
   // against the photo's: -0.31 to 0.64 with the folds alone at gain 0.6; 0.50 to 0.97 now).
   let gl = 0, ga = 0;
-  for (let j = 0; j < la.length; j++) (gl += la[j]!), (ga += aa[j]!);
+  for (let j = 0; j < la.length; j++) (gl += la[j]!), (ga += ma[j]!);
   const whole = gl / Math.max(ga, 1e-3);
   const shade = new Float32Array(gw * gh);
   for (let j = 0; j < shade.length; j++) {
     const lFine = fine[j]! / Math.max(fineW[j]!, 1e-3), lMean = mean[j]! / Math.max(meanW[j]!, 1e-3);
     const w = Math.max(aa1[j]!, 1e-3), m = la1[j]! / w;
-    const contrast = Math.sqrt(Math.max(0, spreadQ[j]! / w - m * m)) / Math.max(m, 8);
+    // The window's light (rho) times the albedo model, against the luminance: its residual spread.
+    const rho = la1[j]! / Math.max(ma1[j]!, 1e-3);
+    const residual = (spreadQ[j]! - 2 * rho * lm1[j]! + rho * rho * mm1[j]!) / w;
+    const contrast = Math.sqrt(Math.max(0, residual)) / Math.max(m, 8);
     const k = 1 / (1 + (contrast / PATTERN_CONTRAST) ** 2);
     const fold = lightTerm(SHADE.fold, lFine / Math.max(lMean, 8) - 1, k);
     const body = lightTerm(SHADE.body, lMean / Math.max(whole, 8) - 1);
     // Creases: the grid cell's own luminance (its side is a third of the fold scale) over the
     // fold scale's, on a plain old garment only (PLAIN_CONTRAST, a steep cut-off: at the fold's
     // damping the jumpsuit's black and white bands came through a skirt as orange stripes).
-    const plain = 1 / (1 + (contrast / PLAIN_CONTRAST) ** 4);
-    const crease = aa[j]! > 1e-3 ? lightTerm(SHADE.crease, la[j]! / aa[j]! / Math.max(lFine, 8) - 1, plain) : 1;
+    // Judged on the luminance's plain spread: at a cell's scale the albedos' split is not to be
+    // trusted (the print's edges, half one albedo and half the other, drew its stripes as creases).
+    const spread = print ? Math.sqrt(Math.max(0, spreadQ[j]! / w - m * m)) / Math.max(m, 8) : contrast;
+    const plain = 1 / (1 + (spread / PLAIN_CONTRAST) ** 4);
+    const crease = aa[j]! > 1e-3 ? lightTerm(SHADE.crease, la[j]! / ma[j]! / Math.max(lFine, 8) - 1, plain) : 1;
     shade[j] = fold * body * crease;
   }
   for (let y = box.y0; y <= box.y1; y++) {
