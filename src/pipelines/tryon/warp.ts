@@ -31,7 +31,7 @@ const SOURCES = new WeakMap<RgbImage, Float32Array>();
  * most of a 1 MP photo's warp time went to pixels that sample nothing). The spline is still
  * solved and evaluated in the clip box's own coordinates, so every pixel kept gets the same value.
  */
-export async function warpPart(warp: ModelSession, garment: RgbImage, partMask: Uint8Array, from: Strip, to: Strip, region: Region, opts: { affine?: boolean } = {}): Promise<{ warped: Float32Array; region: Region }> {
+export async function warpPart(warp: ModelSession, garment: RgbImage, partMask: Uint8Array, from: Strip, to: Strip, region: Region, opts: { affine?: boolean; quads?: boolean } = {}): Promise<{ warped: Float32Array; region: Region }> {
   const { x: rx0, y: ry0, width: rw, height: rh } = region;
   const g = garment;
   const tn = (p: P): P => [(2 * (p[0] - rx0)) / rw - 1, (2 * (p[1] - ry0)) / rh - 1];
@@ -41,7 +41,9 @@ export async function warpPart(warp: ModelSession, garment: RgbImage, partMask: 
   // through the pairs. A short sleeve's garment strip is a trapezoid (its root is the slanted
   // armhole's width, wider than the rest) and its body strip nearly a rectangle: the spline bent
   // the sleeve's stripes into arches and hooks; along a straight upper arm there is nothing to bend.
-  const tps = solveTps(ctrl, points(from).map(gn), opts.affine ? AFFINE : 1e-3);
+  // `quads`: the strips' quads mapped bilinearly (stripQuads) instead of the spline.
+  const tps = opts.quads ? null : solveTps(ctrl, points(from).map(gn), opts.affine ? AFFINE : 1e-3);
+  const quads = opts.quads ? stripQuads(from, steadyEdges(to)) : null;
   const gn2 = g.width * g.height;
   // The garment's RGB planes are the same for every part: made once per garment picture, and only
   // the mask plane is written per part (the parts are warped one after another).
@@ -57,7 +59,12 @@ export async function warpPart(warp: ModelSession, garment: RgbImage, partMask: 
   // spline. Evaluated per pixel in the graph it made [pixels x points x 2] tensors, most of the
   // warp stage's time on a 1 MP photo.
   const landing = maskBox(partMask, g.width, g.height);
-  const grid = lattice(tps, ctrl, rw, rh, { box: landing, Wg: g.width, Hg: g.height });
+  // A region pixel (its centre, in the photo's coordinates as the strips are) to the garment's, normalized.
+  const viaQuads = quads && ((x: number, y: number, out: Float64Array, k: number) => {
+    quads(rx0 + x + 0.5, ry0 + y + 0.5, out, k);
+    (out[k] = (2 * (out[k]! + 0.5)) / g.width - 1), (out[k + 1] = (2 * (out[k + 1]! + 0.5)) / g.height - 1);
+  });
+  const grid = lattice(viaQuads || tps!, ctrl, rw, rh, { box: landing, Wg: g.width, Hg: g.height });
   const box = landingBox(grid, landing, g.width, g.height) ?? { x: 0, y: 0, width: rw, height: rh };
   const target = interpolate(grid, box);
   const out = await warp.run({
@@ -90,7 +97,13 @@ interface Lattice {
  * tps-warp graph: bias + p . linear + sum_i weights_i U(|p - ctrl_i|^2), U(r2) = r2 log(r2 + 1e-9),
  * p in region space [-1, 1].
  */
-function lattice(tps: { weights: Float32Array; linear: Float32Array; bias: Float32Array }, ctrl: P[], rw: number, rh: number, mask?: { box: Region | null; Wg: number; Hg: number }): Lattice {
+function lattice(
+  tps: { weights: Float32Array; linear: Float32Array; bias: Float32Array } | ((x: number, y: number, out: Float64Array, k: number) => void),
+  ctrl: P[],
+  rw: number,
+  rh: number,
+  mask?: { box: Region | null; Wg: number; Hg: number },
+): Lattice {
   const nodes = (n: number) => {
     const out: number[] = [];
     for (let v = 0; v < n - 1; v += STEP) out.push(v);
@@ -101,6 +114,11 @@ function lattice(tps: { weights: Float32Array; linear: Float32Array; bias: Float
   const xs = nodes(rw), ys = nodes(rh);
   const gw = xs.length, gh = ys.length;
   const coarse = new Float64Array(gw * gh * 2);
+  if (typeof tps === 'function') {
+    const map = tps;
+    const at = (gx: number, gy: number) => map(xs[gx]!, ys[gy]!, coarse, 2 * (gy * gw + gx));
+    return fillLattice(at, coarse, xs, ys, mask);
+  }
   const { weights: w, linear: L, bias } = tps;
   const at = (gx: number, gy: number) => {
     const px = (2 * (xs[gx]! + 0.5)) / rw - 1, py = (2 * (ys[gy]! + 0.5)) / rh - 1;
@@ -114,6 +132,12 @@ function lattice(tps: { weights: Float32Array; linear: Float32Array; bias: Float
     coarse[2 * (gy * gw + gx)] = sx;
     coarse[2 * (gy * gw + gx) + 1] = sy;
   };
+  return fillLattice(at, coarse, xs, ys, mask);
+}
+
+/** The lattice's nodes evaluated by `at` (all, or sparseLive's where the mask is known). */
+function fillLattice(at: (gx: number, gy: number) => void, coarse: Float64Array, xs: number[], ys: number[], mask?: { box: Region | null; Wg: number; Hg: number }): Lattice {
+  const gw = xs.length, gh = ys.length;
   const live = mask?.box ? sparseLive(at, coarse, gw, gh, mask.box, mask.Wg, mask.Hg) : null;
   for (let gy = 0; gy < gh; gy++) {
     for (let gx = 0; gx < gw; gx++) {
@@ -249,4 +273,125 @@ function interpolateRow(coarse: Float64Array, gw: number, gy: number, cellX: Int
     const bottom1 = coarse[c + 1]! + (coarse[d + 1]! - coarse[c + 1]!) * fx;
     out[at + 2 * x + 1] = top1 + (bottom1 - top1) * fy;
   }
+}
+
+/**
+ * The strips as quads: between two stations, from the centre line to one edge, each body quad
+ * mapped bilinearly onto the garment's (across the strip from the centre, s 0..1, to the edge;
+ * along it from the station, t 0..1). Past the first and the last station the end station's
+ * segment is carried on straight (an affine map along the strip's direction there: a quad's
+ * bilinear map extrapolated blew up where the strip narrows, as a skirt's does at its hem). A
+ * point is mapped through the quad or end that holds it, or the one it lies nearest beyond (past
+ * an edge the map runs on straight). Returns the garment point (photo pixel coordinates, as the
+ * strips'). Unlike the spline through the same points, a row's stretch between centre and edge is
+ * even: where the body's edge swung out between stations (a hip, an arm cut out of the torso) the
+ * spline bunched the garment's last few pixels into the body's outer tenth, its outline's pixel
+ * steps and its dots drawn out eightfold into teeth and tears along the garment's side.
+ */
+export function stripQuads(from: Strip, to: Strip): (x: number, y: number, out: Float64Array, k: number) => void {
+  const n = Math.min(from.centre.length, to.centre.length);
+  type Quad = { b: [P, P, P, P]; g: [P, P, P, P] };
+  type End = { a: P; e: P; d: P; ga: P; ge: P; gd: P };
+  const quads: Quad[] = [], ends: End[] = [];
+  for (const side of ['left', 'right'] as const) {
+    for (let k = 0; k + 1 < n; k++) {
+      quads.push({ b: [to.centre[k]!, to[side][k]!, to[side][k + 1]!, to.centre[k + 1]!], g: [from.centre[k]!, from[side][k]!, from[side][k + 1]!, from.centre[k + 1]!] });
+    }
+    // The ends: the end station's segment (centre a to edge e) and the direction d the strip runs on in.
+    for (const [k, j] of [[0, 1], [n - 1, n - 2]] as const) {
+      if (j < 0 || j >= n) continue;
+      const dir = (c: P[], i: number, o: number): P => [c[i]![0] - c[o]![0], c[i]![1] - c[o]![1]];
+      ends.push({ a: to.centre[k]!, e: to[side][k]!, d: dir(to.centre, k, j), ga: from.centre[k]!, ge: from[side][k]!, gd: dir(from.centre, k, j) });
+    }
+  }
+  const st = new Float64Array(2);
+  return (x, y, out, at) => {
+    let bestErr = Infinity, bs = 0, bt = 0;
+    let best: Quad | End | null = null;
+    for (const q of quads) {
+      if (!inverseBilinear(x, y, q.b, st)) continue;
+      const s = st[0]!, t = st[1]!;
+      const err = Math.max(0, -s) + Math.max(0, -t) + Math.max(0, t - 1);
+      if (err < bestErr) (bestErr = err), (best = q), (bs = s), (bt = t);
+      if (err === 0) break;
+    }
+    if (bestErr > 0) {
+      for (const e of ends) {
+        // p - a = s (e - a) + tau d, tau >= 0 beyond the end.
+        const ux = e.e[0] - e.a[0], uy = e.e[1] - e.a[1], det = ux * e.d[1] - uy * e.d[0];
+        if (Math.abs(det) < 1e-9) continue;
+        const hx = x - e.a[0], hy = y - e.a[1];
+        const s = (hx * e.d[1] - hy * e.d[0]) / det, tau = (ux * hy - uy * hx) / det;
+        const err = Math.max(0, -s) + Math.max(0, -tau);
+        if (err < bestErr) (bestErr = err), (best = e), (bs = s), (bt = tau);
+      }
+    }
+    if (!best) {
+      out[at] = out[at + 1] = -1e6;
+      return;
+    }
+    if ('b' in best) {
+      const [a, b, c, d] = best.g;
+      // P(s, t) = a + s (b - a) + t (d - a) + s t (a - b + c - d)
+      out[at] = a[0] + bs * (b[0] - a[0]) + bt * (d[0] - a[0]) + bs * bt * (a[0] - b[0] + c[0] - d[0]);
+      out[at + 1] = a[1] + bs * (b[1] - a[1]) + bt * (d[1] - a[1]) + bs * bt * (a[1] - b[1] + c[1] - d[1]);
+    } else {
+      out[at] = best.ga[0] + bs * (best.ge[0] - best.ga[0]) + bt * best.gd[0];
+      out[at + 1] = best.ga[1] + bs * (best.ge[1] - best.ga[1]) + bt * best.gd[1];
+    }
+  };
+}
+
+/**
+ * (s, t) with p = a + s (b - a) + t (d - a) + s t (a - b + c - d) for the quad [a, b, c, d], into
+ * `st`; of the two roots the one nearer the quad's range. False for a degenerate quad.
+ */
+function inverseBilinear(px: number, py: number, q: [P, P, P, P], st: Float64Array): boolean {
+  const [a, b, c, d] = q;
+  const ex = b[0] - a[0], ey = b[1] - a[1], fx = d[0] - a[0], fy = d[1] - a[1];
+  const gx = a[0] - b[0] + c[0] - d[0], gy = a[1] - b[1] + c[1] - d[1];
+  const hx = px - a[0], hy = py - a[1];
+  const cross = (ux: number, uy: number, vx: number, vy: number) => ux * vy - uy * vx;
+  // h - t f = s (e + t g): crossed with (e + t g), a quadratic in t.
+  const k2 = cross(gx, gy, fx, fy), k1 = cross(ex, ey, fx, fy) + cross(hx, hy, gx, gy), k0 = cross(hx, hy, ex, ey);
+  const sOf = (t: number) => {
+    const wx = ex + t * gx, wy = ey + t * gy, n = wx * wx + wy * wy;
+    return n > 1e-12 ? ((hx - t * fx) * wx + (hy - t * fy) * wy) / n : NaN;
+  };
+  const range = (s: number, t: number) => (Number.isNaN(s) ? Infinity : Math.max(0, -s) + Math.max(0, -t) + Math.max(0, t - 1));
+  let t: number;
+  if (Math.abs(k2) < 1e-9 * (Math.abs(k1) + 1e-9)) {
+    if (Math.abs(k1) < 1e-12) return false;
+    t = -k0 / k1;
+  } else {
+    const disc = k1 * k1 - 4 * k0 * k2;
+    if (disc < 0) return false;
+    const r = Math.sqrt(disc);
+    const t1 = (-k1 - r) / (2 * k2), t2 = (-k1 + r) / (2 * k2);
+    t = range(sOf(t1), t1) <= range(sOf(t2), t2) ? t1 : t2;
+  }
+  const s = sOf(t);
+  if (Number.isNaN(s)) return false;
+  (st[0] = s), (st[1] = t);
+  return true;
+}
+
+/**
+ * The strip with each edge point moved along its station's centre-to-edge line to the median of
+ * its own and its neighbours' distances from the centre (the end stations: of their own and their
+ * one neighbour's, repeated): one station whose measured edge jumped out onto what the body's
+ * outline took in (a neighbour's dress beside a hidden arm) or in (an arm cut out) no longer pulls
+ * the garment after it. The quads follow their edge points exactly, where the spline through all
+ * of them smoothed such a jump away (and bunched the garment's edge into teeth doing so).
+ */
+export function steadyEdges(s: Strip): Strip {
+  const side = (edge: P[]): P[] => {
+    const d = edge.map((e, i) => Math.hypot(e[0] - s.centre[i]![0], e[1] - s.centre[i]![1]));
+    return edge.map((e, i) => {
+      const c = s.centre[i]!, w = [d[Math.max(0, i - 1)]!, d[i]!, d[Math.min(d.length - 1, i + 1)]!].sort((a, b) => a - b)[1]!;
+      const k = d[i]! > 1e-9 ? w / d[i]! : 1;
+      return [c[0] + (e[0] - c[0]) * k, c[1] + (e[1] - c[1]) * k];
+    });
+  };
+  return { centre: s.centre, left: side(s.left), right: side(s.right) };
 }
