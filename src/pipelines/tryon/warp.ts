@@ -1,8 +1,10 @@
 // Try-on warp: each garment part carried from its photo onto its body part. A thin-plate spline
 // maps body space to garment space through the part's strip pairs (centre line and both edges at
-// every station, parts.ts; solved in steps/tps.ts), and the tps-warp graph evaluates it per pixel
-// and samples the garment (GridSample) over the part's clip box. A learned warping model with the
-// same inputs could replace the graph.
+// every station, parts.ts; solved in steps/tps.ts), or for the wide strips that do not bend (a
+// dress's torso, the pelvis, the skirt) the strips' quads do (stripQuads: each quad between two
+// stations bilinearly, so a row stretches evenly from the centre to the edge); the map is
+// evaluated on a lattice here and the tps-warp graph samples the garment (GridSample) over the
+// part's clip box. A learned warping model with the same inputs could replace the graph.
 //   inputs  source  float32 [1, 4, Hg, Wg] NCHW: garment RGB in [0, 1] and the part's mask
 //           target  float32 [1, rh, rw, 2]: each output pixel's source position (the spline
 //                   evaluated here on a 4-pixel lattice and interpolated: lattice, interpolate)
