@@ -292,13 +292,10 @@ function interpolateRow(coarse: Float64Array, gw: number, gy: number, cellX: Int
  */
 export function stripQuads(from: Strip, to: Strip): (x: number, y: number, out: Float64Array, k: number) => void {
   const n = Math.min(from.centre.length, to.centre.length);
-  type Quad = { b: [P, P, P, P]; g: [P, P, P, P] };
   type End = { a: P; e: P; d: P; ga: P; ge: P; gd: P };
   const quads: Quad[] = [], ends: End[] = [];
   for (const side of ['left', 'right'] as const) {
-    for (let k = 0; k + 1 < n; k++) {
-      quads.push({ b: [to.centre[k]!, to[side][k]!, to[side][k + 1]!, to.centre[k + 1]!], g: [from.centre[k]!, from[side][k]!, from[side][k + 1]!, from.centre[k + 1]!] });
-    }
+    for (let k = 0; k + 1 < n; k++) quads.push(quadOf([to.centre[k]!, to[side][k]!, to[side][k + 1]!, to.centre[k + 1]!], [from.centre[k]!, from[side][k]!, from[side][k + 1]!, from.centre[k + 1]!]));
     // The ends: the end station's segment (centre a to edge e) and the direction d the strip runs on in.
     for (const [k, j] of [[0, 1], [n - 1, n - 2]] as const) {
       if (j < 0 || j >= n) continue;
@@ -307,15 +304,22 @@ export function stripQuads(from: Strip, to: Strip): (x: number, y: number, out: 
     }
   }
   const st = new Float64Array(2);
+  // The lattice is walked row by row: a node mostly lies in its neighbour's quad, tried first.
+  let last = 0;
   return (x, y, out, at) => {
     let bestErr = Infinity, bs = 0, bt = 0;
     let best: Quad | End | null = null;
-    for (const q of quads) {
-      if (!inverseBilinear(x, y, q.b, st)) continue;
+    for (let k = -1; k < quads.length; k++) {
+      if (k === last) continue;
+      const q = quads[k < 0 ? last : k]!;
+      if (!inverseBilinear(x, y, q, st)) continue;
       const s = st[0]!, t = st[1]!;
       const err = Math.max(0, -s) + Math.max(0, -t) + Math.max(0, t - 1);
       if (err < bestErr) (bestErr = err), (best = q), (bs = s), (bt = t);
-      if (err === 0) break;
+      if (err === 0) {
+        if (k >= 0) last = k;
+        break;
+      }
     }
     if (bestErr > 0) {
       for (const e of ends) {
@@ -332,7 +336,7 @@ export function stripQuads(from: Strip, to: Strip): (x: number, y: number, out: 
       out[at] = out[at + 1] = -1e6;
       return;
     }
-    if ('b' in best) {
+    if ('g' in best) {
       const [a, b, c, d] = best.g;
       // P(s, t) = a + s (b - a) + t (d - a) + s t (a - b + c - d)
       out[at] = a[0] + bs * (b[0] - a[0]) + bt * (d[0] - a[0]) + bs * bt * (a[0] - b[0] + c[0] - d[0]);
@@ -344,23 +348,38 @@ export function stripQuads(from: Strip, to: Strip): (x: number, y: number, out: 
   };
 }
 
+/** A body quad [a, b, c, d] (a + s e + t f + s t g) with its point-independent terms, and the garment's. */
+interface Quad {
+  ax: number;
+  ay: number;
+  ex: number;
+  ey: number;
+  fx: number;
+  fy: number;
+  gx: number;
+  gy: number;
+  /** cross(g, f) and cross(e, f): the quadratic's t^2 coefficient and part of its t coefficient. */
+  gf: number;
+  ef: number;
+  g: [P, P, P, P];
+}
+
+function quadOf(b: [P, P, P, P], g: [P, P, P, P]): Quad {
+  const [a, bb, c, d] = b;
+  const ex = bb[0] - a[0], ey = bb[1] - a[1], fx = d[0] - a[0], fy = d[1] - a[1];
+  const gx = a[0] - bb[0] + c[0] - d[0], gy = a[1] - bb[1] + c[1] - d[1];
+  return { ax: a[0], ay: a[1], ex, ey, fx, fy, gx, gy, gf: gx * fy - gy * fx, ef: ex * fy - ey * fx, g };
+}
+
 /**
- * (s, t) with p = a + s (b - a) + t (d - a) + s t (a - b + c - d) for the quad [a, b, c, d], into
- * `st`; of the two roots the one nearer the quad's range. False for a degenerate quad.
+ * (s, t) with p = a + s e + t f + s t g for the quad, into `st`; of the two roots the one nearer
+ * the quad's range. False for a degenerate quad. (Inline arithmetic: it runs for every lattice node.)
  */
-function inverseBilinear(px: number, py: number, q: [P, P, P, P], st: Float64Array): boolean {
-  const [a, b, c, d] = q;
-  const ex = b[0] - a[0], ey = b[1] - a[1], fx = d[0] - a[0], fy = d[1] - a[1];
-  const gx = a[0] - b[0] + c[0] - d[0], gy = a[1] - b[1] + c[1] - d[1];
-  const hx = px - a[0], hy = py - a[1];
-  const cross = (ux: number, uy: number, vx: number, vy: number) => ux * vy - uy * vx;
+function inverseBilinear(px: number, py: number, q: Quad, st: Float64Array): boolean {
+  const { ex, ey, fx, fy, gx, gy } = q;
+  const hx = px - q.ax, hy = py - q.ay;
   // h - t f = s (e + t g): crossed with (e + t g), a quadratic in t.
-  const k2 = cross(gx, gy, fx, fy), k1 = cross(ex, ey, fx, fy) + cross(hx, hy, gx, gy), k0 = cross(hx, hy, ex, ey);
-  const sOf = (t: number) => {
-    const wx = ex + t * gx, wy = ey + t * gy, n = wx * wx + wy * wy;
-    return n > 1e-12 ? ((hx - t * fx) * wx + (hy - t * fy) * wy) / n : NaN;
-  };
-  const range = (s: number, t: number) => (Number.isNaN(s) ? Infinity : Math.max(0, -s) + Math.max(0, -t) + Math.max(0, t - 1));
+  const k2 = q.gf, k1 = q.ef + (hx * gy - hy * gx), k0 = hx * ey - hy * ex;
   let t: number;
   if (Math.abs(k2) < 1e-9 * (Math.abs(k1) + 1e-9)) {
     if (Math.abs(k1) < 1e-12) return false;
@@ -370,11 +389,21 @@ function inverseBilinear(px: number, py: number, q: [P, P, P, P], st: Float64Arr
     if (disc < 0) return false;
     const r = Math.sqrt(disc);
     const t1 = (-k1 - r) / (2 * k2), t2 = (-k1 + r) / (2 * k2);
-    t = range(sOf(t1), t1) <= range(sOf(t2), t2) ? t1 : t2;
+    // Each root's s, and how far (s, t) lies outside the quad's range.
+    const w1x = ex + t1 * gx, w1y = ey + t1 * gy, n1 = w1x * w1x + w1y * w1y;
+    const w2x = ex + t2 * gx, w2y = ey + t2 * gy, n2 = w2x * w2x + w2y * w2y;
+    const s1 = n1 > 1e-12 ? ((hx - t1 * fx) * w1x + (hy - t1 * fy) * w1y) / n1 : NaN;
+    const s2 = n2 > 1e-12 ? ((hx - t2 * fx) * w2x + (hy - t2 * fy) * w2y) / n2 : NaN;
+    const r1 = Number.isNaN(s1) ? Infinity : Math.max(0, -s1) + Math.max(0, -t1) + Math.max(0, t1 - 1);
+    const r2 = Number.isNaN(s2) ? Infinity : Math.max(0, -s2) + Math.max(0, -t2) + Math.max(0, t2 - 1);
+    if (r1 === Infinity && r2 === Infinity) return false;
+    if (r1 <= r2) (st[0] = s1), (st[1] = t1);
+    else (st[0] = s2), (st[1] = t2);
+    return true;
   }
-  const s = sOf(t);
-  if (Number.isNaN(s)) return false;
-  (st[0] = s), (st[1] = t);
+  const wx = ex + t * gx, wy = ey + t * gy, nn = wx * wx + wy * wy;
+  if (nn <= 1e-12) return false;
+  (st[0] = ((hx - t * fx) * wx + (hy - t * fy) * wy) / nn), (st[1] = t);
   return true;
 }
 
