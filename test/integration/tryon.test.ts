@@ -14,7 +14,7 @@ import { decodeImage, type RgbImage } from '../../src/imaging/image.ts';
 import { loadRegistry } from '../../src/models/registry.ts';
 import { SessionCache } from '../../src/models/sessions.ts';
 import { polygonMask } from '../../src/imaging/polygon.ts';
-import { componentsTouching } from '../../src/imaging/morphology.ts';
+import { componentsTouching, eachComponent } from '../../src/imaging/morphology.ts';
 import { tryon } from '../../src/pipelines/tryon/pipeline.ts';
 import type { PipelineContext } from '../../src/pipelines/types.ts';
 import { srgbToLab } from '../../src/steps/color.ts';
@@ -90,8 +90,8 @@ interface Figures {
   /** Correlation of the output's luminance with the input's under the solid garment: the old clothing's print showing through. */
   through: number;
   /**
-   * The old clothing's print on the garment: printThrough's ratio of the garment's ground over the
-   * input's dark print to over its light print (1: none shows; NaN: no two-tone print under it).
+   * The old clothing's print on the garment: printThrough's correlation of the input's dark share
+   * with the garment's light (about 0: none shows, negative: it does; NaN: no two-tone print under it).
    */
   printDark: number;
   /** dotsDrawnOut: the share of the garment's white dots drawn out more than threefold. */
@@ -304,29 +304,20 @@ function dotsDrawnOut(out: RgbImage, alpha: Uint8Array): number {
     const r = out.data[3 * i]!, g = out.data[3 * i + 1]!, b = out.data[3 * i + 2]!;
     if (alpha[i]! > 230 && lum(out.data, i) > 150 && Math.max(r, g, b) - Math.min(r, g, b) < 50) white[i] = 1;
   }
-  const seen = new Uint8Array(W * H);
   let dots = 0, long = 0;
-  const stack: number[] = [];
-  for (let s = 0; s < W * H; s++) {
-    if (!white[s] || seen[s]) continue;
-    let n = 0, x0 = W, x1 = -1, y0 = H, y1 = -1, edge = false;
-    stack.push(s);
-    seen[s] = 1;
-    while (stack.length) {
-      const i = stack.pop()!, x = i % W, y = (i - x) / W;
-      n++;
+  eachComponent(white, W, (comp) => {
+    if (comp.length < 12) return;
+    let x0 = W, x1 = -1, y0 = H, y1 = -1;
+    for (const i of comp) {
+      const x = i % W, y = (i - x) / W;
+      // A blob at the garment's edge (its outline, or what stays in front) is cut, not a dot.
+      if ((x > 0 && alpha[i - 1]! <= 230) || (x < W - 1 && alpha[i + 1]! <= 230) || (y > 0 && alpha[i - W]! <= 230) || (y < H - 1 && alpha[i + W]! <= 230)) return;
       (x0 = Math.min(x0, x)), (x1 = Math.max(x1, x)), (y0 = Math.min(y0, y)), (y1 = Math.max(y1, y));
-      for (const j of [x > 0 ? i - 1 : -1, x < W - 1 ? i + 1 : -1, i - W, i + W]) {
-        if (j < 0 || j >= W * H) continue;
-        if (alpha[j]! <= 230) edge = true;
-        else if (white[j] && !seen[j]) (seen[j] = 1), stack.push(j);
-      }
     }
-    if (n < 12 || edge) continue;
     const w = x1 - x0 + 1, h = y1 - y0 + 1;
     dots++;
     if (Math.max(w / h, h / w) > 3) long++;
-  }
+  });
   return dots < 10 ? NaN : long / dots;
 }
 

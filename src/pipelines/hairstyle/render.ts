@@ -334,7 +334,7 @@ function castShadow(an: HeadAnalysis, layer: HairLayer): Float32Array {
     if (xb <= xa || yb <= ya) return 0;
     return (S[yb * (BW + 1) + xb]! - S[ya * (BW + 1) + xb]! - S[yb * (BW + 1) + xa]! + S[ya * (BW + 1) + xa]!) / ((2 * r + 1) * (2 * r + 1));
   };
-  const { fade } = shadowFade(an);
+  const fade = shadowFade(an);
   // The shadow at p comes from the hair at p - shift (shift: towards the chin, along v); none on
   // other people (they are in front of or beside the target, not under the hair), none on the
   // protected face below the brows (kept exactly as it was), and fading out towards it.
@@ -365,7 +365,7 @@ const SHADOW_FADE = 0.04;
  * the fade: a smoothstep of the chamfer distance to the face, computed on the face's box grown by
  * twice the fade (past it: 1). The same for every picture of a task: kept per protected mask.
  */
-function shadowFade(an: Pick<HeadAnalysis, 'image' | 'protect' | 'frame'>): { fade: (x: number, y: number) => number } {
+function shadowFade(an: Pick<HeadAnalysis, 'image' | 'protect' | 'frame'>): (x: number, y: number) => number {
   const known = FADES.get(an.protect);
   if (known) return known;
   const { width: W, height: H } = an.image;
@@ -376,20 +376,18 @@ function shadowFade(an: Pick<HeadAnalysis, 'image' | 'protect' | 'frame'>): { fa
   for (let y = 0; y < bh; y++) for (let x = 0; x < bw; x++) face[y * bw + x] = an.protect[(y + y0) * W + x + x0]!;
   const toFace = chamfer(face, bw, bh);
   giveBack(face);
-  const made = {
-    fade: (x: number, y: number) => {
-      const fx = x - x0, fy = y - y0;
-      if (fx < 0 || fy < 0 || fx >= bw || fy >= bh) return 1;
-      const t = Math.min(1, toFace[fy * bw + fx]! / (3 * D));
-      return t * t * (3 - 2 * t);
-    },
+  const made = (x: number, y: number) => {
+    const fx = x - x0, fy = y - y0;
+    if (fx < 0 || fy < 0 || fx >= bw || fy >= bh) return 1;
+    const t = Math.min(1, toFace[fy * bw + fx]! / (3 * D));
+    return t * t * (3 - 2 * t);
   };
   FADES.set(an.protect, made);
   return made;
 }
 
 /** shadowFade's result per protected mask (a task's pictures share one; dropped with the mask). */
-const FADES = new WeakMap<Uint8Array, { fade: (x: number, y: number) => number }>();
+const FADES = new WeakMap<Uint8Array, (x: number, y: number) => number>();
 
 /**
  * Draws a template for one variant: the hair as drawn, in front of everything but the face (no

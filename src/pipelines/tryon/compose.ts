@@ -163,10 +163,11 @@ const lightTerm = (t: { gain: number; min: number; max: number }, ratio: number,
  * covers it more than half): Otsu's split of its log-luminance histogram, kept where it is a print
  * and not light and shade on one cloth: the two classes' means at least PRINT.ratio apart and the
  * split explaining at least PRINT.eta of the variance (a plain garment's folds and shaded side
- * make one broad mode, ~0.6-0.7 of it), the smaller class at least PRINT.share of the pixels.
+ * make one broad mode, 0.40-0.77 of it on the development photos), the smaller class at least
+ * PRINT.share of the pixels.
  * Returns the threshold and each class's mean luminance relative to the pixels' mean, or null.
  */
-export function printAlbedos(photo: RgbImage, alpha: Float32Array, box: Box): { threshold: number; dark: number; light: number; eta: number } | null {
+export function printAlbedos(photo: RgbImage, alpha: Float32Array, box: Box): { threshold: number; dark: number; light: number } | null {
   const W = photo.width, BINS = PRINT_BINS, d = photo.data;
   const hist = new Float64Array(BINS), sum = new Float64Array(BINS);
   const binOf = printBins();
@@ -205,7 +206,7 @@ export function printAlbedos(photo: RgbImage, alpha: Float32Array, box: Box): { 
   if (Math.min(c0, c1) < PRINT.share * n || eta < PRINT.eta) return null;
   const dark = s0 / c0, light = s1 / c1, mean = total / n;
   if (light < PRINT.ratio * Math.max(dark, 1)) return null;
-  return { threshold: Math.expm1((cut / BINS) * Math.log(256)), dark: dark / mean, light: light / mean, eta };
+  return { threshold: Math.expm1((cut / BINS) * Math.log(256)), dark: dark / mean, light: light / mean };
 }
 
 /** printAlbedos's histogram: bins of the log luminance, log1p(l) / log(256) in 64 steps. */

@@ -44,8 +44,7 @@ export async function warpPart(warp: ModelSession, garment: RgbImage, partMask: 
   // armhole's width, wider than the rest) and its body strip nearly a rectangle: the spline bent
   // the sleeve's stripes into arches and hooks; along a straight upper arm there is nothing to bend.
   // `quads`: the strips' quads mapped bilinearly (stripQuads) instead of the spline.
-  const tps = opts.quads ? null : solveTps(ctrl, points(from).map(gn), opts.affine ? AFFINE : 1e-3);
-  const quads = opts.quads ? stripQuads(from, steadyEdges(to)) : null;
+  const map = opts.quads ? quadMap(stripQuads(from, steadyEdges(to)), region, g) : splineMap(solveTps(ctrl, points(from).map(gn), opts.affine ? AFFINE : 1e-3), ctrl, rw, rh);
   const gn2 = g.width * g.height;
   // The garment's RGB planes are the same for every part: made once per garment picture, and only
   // the mask plane is written per part (the parts are warped one after another).
@@ -61,12 +60,7 @@ export async function warpPart(warp: ModelSession, garment: RgbImage, partMask: 
   // spline. Evaluated per pixel in the graph it made [pixels x points x 2] tensors, most of the
   // warp stage's time on a 1 MP photo.
   const landing = maskBox(partMask, g.width, g.height);
-  // A region pixel (its centre, in the photo's coordinates as the strips are) to the garment's, normalized.
-  const viaQuads = quads && ((x: number, y: number, out: Float64Array, k: number) => {
-    quads(rx0 + x + 0.5, ry0 + y + 0.5, out, k);
-    (out[k] = (2 * (out[k]! + 0.5)) / g.width - 1), (out[k + 1] = (2 * (out[k + 1]! + 0.5)) / g.height - 1);
-  });
-  const grid = lattice(viaQuads || tps!, ctrl, rw, rh, { box: landing, Wg: g.width, Hg: g.height });
+  const grid = lattice(map, rw, rh, { box: landing, Wg: g.width, Hg: g.height });
   const box = landingBox(grid, landing, g.width, g.height) ?? { x: 0, y: 0, width: rw, height: rh };
   const target = interpolate(grid, box);
   const out = await warp.run({
@@ -86,7 +80,40 @@ export async function warpPart(warp: ModelSession, garment: RgbImage, partMask: 
 
 const STEP = 4;
 
-/** The spline evaluated on the lattice of a rw x rh region: node columns xs, rows ys, interleaved x, y per node. */
+/**
+ * A part's map: writes the source position (GridSample's normalized space) of region pixel (x, y)
+ * (its centre) into out[k], out[k + 1].
+ */
+type SourceMap = (x: number, y: number, out: Float64Array, k: number) => void;
+
+/**
+ * The spline as a SourceMap: the same formula as the tps-warp graph, bias + p . linear +
+ * sum_i weights_i U(|p - ctrl_i|^2), U(r2) = r2 log(r2 + 1e-9), p in region space [-1, 1].
+ */
+function splineMap(tps: { weights: Float32Array; linear: Float32Array; bias: Float32Array }, ctrl: P[], rw: number, rh: number): SourceMap {
+  const { weights: w, linear: L, bias } = tps;
+  return (x, y, out, k) => {
+    const px = (2 * (x + 0.5)) / rw - 1, py = (2 * (y + 0.5)) / rh - 1;
+    let sx = bias[0]! + px * L[0]! + py * L[2]!, sy = bias[1]! + px * L[1]! + py * L[3]!;
+    for (let i = 0; i < ctrl.length; i++) {
+      const dx = px - ctrl[i]![0], dy = py - ctrl[i]![1];
+      const r2 = dx * dx + dy * dy;
+      const u = r2 * Math.log(r2 + 1e-9);
+      (sx += u * w[2 * i]!), (sy += u * w[2 * i + 1]!);
+    }
+    (out[k] = sx), (out[k + 1] = sy);
+  };
+}
+
+/** stripQuads (photo pixels to garment pixels) as a SourceMap of `region`, onto garment `g`. */
+function quadMap(quads: ReturnType<typeof stripQuads>, region: Region, g: RgbImage): SourceMap {
+  return (x, y, out, k) => {
+    quads(region.x + x + 0.5, region.y + y + 0.5, out, k);
+    (out[k] = (2 * (out[k]! + 0.5)) / g.width - 1), (out[k + 1] = (2 * (out[k + 1]! + 0.5)) / g.height - 1);
+  };
+}
+
+/** The map evaluated on the lattice of a rw x rh region: node columns xs, rows ys, interleaved x, y per node. */
 interface Lattice {
   xs: number[];
   ys: number[];
@@ -94,18 +121,11 @@ interface Lattice {
 }
 
 /**
- * The spline's source position (GridSample's normalized space) at every STEP-th pixel centre (and
- * the last) of a rw x rh region; interpolate fills in the pixels between. The same formula as the
- * tps-warp graph: bias + p . linear + sum_i weights_i U(|p - ctrl_i|^2), U(r2) = r2 log(r2 + 1e-9),
- * p in region space [-1, 1].
+ * The map's source position at every STEP-th pixel centre (and the last) of a rw x rh region;
+ * interpolate fills in the pixels between. All the nodes, or sparseLive's where the part's mask
+ * box is known.
  */
-function lattice(
-  tps: { weights: Float32Array; linear: Float32Array; bias: Float32Array } | ((x: number, y: number, out: Float64Array, k: number) => void),
-  ctrl: P[],
-  rw: number,
-  rh: number,
-  mask?: { box: Region | null; Wg: number; Hg: number },
-): Lattice {
+function lattice(map: SourceMap, rw: number, rh: number, mask?: { box: Region | null; Wg: number; Hg: number }): Lattice {
   const nodes = (n: number) => {
     const out: number[] = [];
     for (let v = 0; v < n - 1; v += STEP) out.push(v);
@@ -116,30 +136,7 @@ function lattice(
   const xs = nodes(rw), ys = nodes(rh);
   const gw = xs.length, gh = ys.length;
   const coarse = new Float64Array(gw * gh * 2);
-  if (typeof tps === 'function') {
-    const map = tps;
-    const at = (gx: number, gy: number) => map(xs[gx]!, ys[gy]!, coarse, 2 * (gy * gw + gx));
-    return fillLattice(at, coarse, xs, ys, mask);
-  }
-  const { weights: w, linear: L, bias } = tps;
-  const at = (gx: number, gy: number) => {
-    const px = (2 * (xs[gx]! + 0.5)) / rw - 1, py = (2 * (ys[gy]! + 0.5)) / rh - 1;
-    let sx = bias[0]! + px * L[0]! + py * L[2]!, sy = bias[1]! + px * L[1]! + py * L[3]!;
-    for (let i = 0; i < ctrl.length; i++) {
-      const dx = px - ctrl[i]![0], dy = py - ctrl[i]![1];
-      const r2 = dx * dx + dy * dy;
-      const u = r2 * Math.log(r2 + 1e-9);
-      (sx += u * w[2 * i]!), (sy += u * w[2 * i + 1]!);
-    }
-    coarse[2 * (gy * gw + gx)] = sx;
-    coarse[2 * (gy * gw + gx) + 1] = sy;
-  };
-  return fillLattice(at, coarse, xs, ys, mask);
-}
-
-/** The lattice's nodes evaluated by `at` (all, or sparseLive's where the mask is known). */
-function fillLattice(at: (gx: number, gy: number) => void, coarse: Float64Array, xs: number[], ys: number[], mask?: { box: Region | null; Wg: number; Hg: number }): Lattice {
-  const gw = xs.length, gh = ys.length;
+  const at = (gx: number, gy: number) => map(xs[gx]!, ys[gy]!, coarse, 2 * (gy * gw + gx));
   const live = mask?.box ? sparseLive(at, coarse, gw, gh, mask.box, mask.Wg, mask.Hg) : null;
   for (let gy = 0; gy < gh; gy++) {
     for (let gx = 0; gx < gw; gx++) {
