@@ -59,7 +59,7 @@ async function gridSheet(files: string[], styles: Hairstyle[], colors: HairColor
     tiles.push({ input: label(`${style}, ${color}`, cell * files.length), left: 0, top });
     for (const [c, { analysis, look }] of analyses.entries()) {
       const layer = renderHair(analysis, look, style, variantFor(7, 0));
-      const filled = fillRemoved(analysis, removalMask(analysis, opaqueCover(layer), color), 7, look.edgeBlur);
+      const filled = fillRemoved(analysis, removalMask(analysis, opaqueCover(layer), color), 7, look);
       tiles.push({ input: await rgbTile(composite(filled, layer, color, look, 7, { keep: analysis.protect }), cell), left: c * cell, top: top + head });
     }
   }
@@ -102,7 +102,7 @@ export async function demoHairstyle(file: string | undefined, rest: string[]): P
   for (const [r, style] of (several ? [] : styles).entries()) {
     for (const [c, color] of colors.entries()) {
       const layer = renderHair(analysis, look, style, variantFor(7, 0));
-      const filled = fillRemoved(analysis, removalMask(analysis, opaqueCover(layer), color), 7, look.edgeBlur);
+      const filled = fillRemoved(analysis, removalMask(analysis, opaqueCover(layer), color), 7, look);
       tiles.push({ input: await rgbTile(composite(filled, layer, color, look, 7, { keep: analysis.protect }), cell), left: c * cell, top: r * (cell + head) + head });
     }
     tiles.push({ input: label(`${style}: ${colors.join(', ')}`, cell * colors.length), left: 0, top: r * (cell + head) });
@@ -119,7 +119,7 @@ export async function demoHairstyle(file: string | undefined, rest: string[]): P
   const { width: W, height: H } = analysis.image;
   const layer = renderHair(analysis, look, styles[0]!, variantFor(7, 0));
   const hole = removalMask(analysis, opaqueCover(layer), colors[0]!);
-  const filled = fillRemoved(analysis, hole, 7, look.edgeBlur);
+  const filled = fillRemoved(analysis, hole, 7, look);
   const faces = copyImage(analysis.image);
   const box = (b: { x: number; y: number; width: number; height: number }, rgb: number[]) =>
     drawSegments(faces, [[b.x, b.y, b.x + b.width, b.y], [b.x + b.width, b.y, b.x + b.width, b.y + b.height], [b.x + b.width, b.y + b.height, b.x, b.y + b.height], [b.x, b.y + b.height, b.x, b.y]], rgb, 3);

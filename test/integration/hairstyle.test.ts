@@ -65,7 +65,7 @@ beforeAll(async () => {
     for (const color of HAIR_COLORS) {
       const hole = removalMask(analysis, opaqueCover(layer), color);
       const key = createHash('sha1').update(hole).digest('hex');
-      if (!fills.has(key)) fills.set(key, fillRemoved(analysis, hole, 1, look.edgeBlur));
+      if (!fills.has(key)) fills.set(key, fillRemoved(analysis, hole, 1, look));
       results.set(`${style}|${color}`, composite(fills.get(key)!, layer, color, look, 1));
     }
   }
@@ -238,7 +238,7 @@ describe('hairstyle without BiSeNet (person segmentation + landmarks + colour st
     }
     expect(inter / uni).toBeGreaterThan(0.5);
     const layer = renderHair(an, lk, 'Buzz Cut', variantFor(1, 0));
-    const out = composite(fillRemoved(an, removalMask(an, opaqueCover(layer), 'grey'), 1, lk.edgeBlur), layer, 'grey', lk, 1);
+    const out = composite(fillRemoved(an, removalMask(an, opaqueCover(layer), 'grey'), 1, lk), layer, 'grey', lk, 1);
     let diff = 0, n = 0;
     for (let i = 0; i < oval.length; i++) {
       if (!oval[i]) continue;

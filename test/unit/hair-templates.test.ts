@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { Anchors } from '../../src/pipelines/hairstyle/frame.ts';
 import { TEMPLATES, variantFor, type TemplateContext } from '../../src/pipelines/hairstyle/templates.ts';
 
-const anchors: Anchors = { forehead: -0.45, midline: 0, brows: -0.15, ears: 0.1, chin: 0.75, halfWidth: 0.5, ovalHalfWidth: () => 0.5 };
+const anchors: Anchors = { forehead: -0.45, midline: 0, brows: -0.15, ears: 0.1, chin: 0.75, halfWidth: 0.5, turn: 0, ovalHalfWidth: () => 0.5 };
 const ctx: TemplateContext = { a: anchors, p: variantFor(7, 0), px: 1 / 300, lightSide: 0 };
 
 /** The largest change of `coord` along the flow from (u, v), 1.2 face widths down in small steps. */

@@ -31,6 +31,11 @@ export interface Anchors {
   /** Half the face width at the eyes (about 0.5). */
   halfWidth: number;
   /**
+   * How far the head is turned, -1..1: the sine of the yaw (yawDegrees), positive where the
+   * image-right cheek is the farther one (the ears: ears.ts).
+   */
+  turn: number;
+  /**
    * Face-oval half-width at v on one side (side < 0: the image-left half, > 0: the right half;
    * 0: the wider of the two), interpolated from the landmarks of that side only: a turned face's
    * halves differ, and mixing them made a zigzag edge.
@@ -146,6 +151,7 @@ export function anchorsOf(f: Frame, lm: ReadonlyArray<readonly [number, number, 
     ears: (uv(234)[1] + uv(454)[1]) / 2,
     chin: uv(152)[1],
     halfWidth: Math.max(Math.abs(uv(33)[0]), Math.abs(uv(263)[0])) + 0.08,
+    turn: Math.sin((yawDegrees(lm) * Math.PI) / 180),
     ovalHalfWidth,
   };
 }

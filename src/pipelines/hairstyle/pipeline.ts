@@ -69,7 +69,7 @@ export const hairstyle = definePipeline(hairstyleSpec, async (ctx, input, files)
     else releaseLayer(layer);
   }
   const hole = await t.time('removal', () => removalMask(analysis, covered!, input.hair_color));
-  const filled = await t.time('removal', () => fillRemoved(analysis, hole, seed, look.edgeBlur));
+  const filled = await t.time('removal', () => fillRemoved(analysis, hole, seed, look));
   for (let k = 0; k < n; k++) {
     const layer = layers[k] ?? (await t.time('render', () => place(k)));
     // The fill is this task's own copy (unless nothing was filled): the last picture draws its hair

@@ -19,6 +19,7 @@ import { UNDER, skinColoured } from './hair.ts';
 import { frameBox, frameU, frameV, fromFrame, jawLine, type Anchors, type Frame } from './frame.ts';
 import { SHAVED_SIDES, STUBBLE_SHADE, TEMPLATES, hash2, noise1, noise2, smooth, type Template, type Variant } from './templates.ts';
 import type { Hairstyle } from '../../domain/job.ts';
+import { drawEars } from './ears.ts';
 
 /** What the analysis of the chosen photo gives the renderer. */
 export interface HeadAnalysis {
@@ -573,7 +574,7 @@ const FILL_LOCALITY = 5000;
  * field changes (patchFill's blend): a bared chest or a plain wall showed the copy levels' blocks
  * as a mosaic of squares.
  */
-export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number, edgeBlur: number): RgbImage {
+export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number, look: Pick<Look, 'edgeBlur' | 'grain' | 'lightSide'>): RgbImage {
   const n = hole.length;
   const { width: W, height: H } = an.image;
   let img = an.image;
@@ -616,7 +617,9 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number, ed
   // sharper than the photo there: block edges and seams): once every group is filled, so no blur
   // reaches the old hair of a group still to fill.
   matchSharpness(img, marked, margin);
-  if (img !== an.image) softenSeams(img, holeAt, groups, edgeBlur);
+  if (img !== an.image) softenSeams(img, holeAt, groups, look.edgeBlur);
+  // The ears the old hair hid, drawn over the fill (under the new hair).
+  if (img !== an.image) drawEars(an, img, hole, look, seed);
   return img;
 }
 
