@@ -260,7 +260,9 @@ const KNOWN: Record<string, string> = {
   's5-right-rot-15|ears': 'Mohawk, blonde: the near ear is drawn behind the strand kept over her cheek; the far one is hidden by the turn (yaw -25 degrees)',
   's5-right-rot50|ears': 'Short Curly, white: the near ear is drawn behind the strand kept over her cheek; the far one is hidden by the turn (yaw -25 degrees)',
   's6-centre-left|ears': 'Short Hair, white: the near ear is drawn behind the black lock kept over her cheek; the far one is hidden by the turn (yaw -20 degrees)',
-  's6-centre-left-rot15|ears': 'Crew Cut, green: the near ear is drawn behind the black lock kept over her cheek; the far one is hidden by the turn (yaw -20 degrees)',
+  // Here the ear shows below the braid (looked at), in her shaded cheek's tone; the parser reads it
+  // as skin and background (2 thousandths; 17 while it took the face's median, lit, colour).
+  's6-centre-right|ears': "Braided Crown, blonde: the ear drawn below the braid in her shaded cheek's tone reads as skin or background to the parser",
   's6-centre-left-rot-35|ears': 'Bowl Cut, black: the near ear is drawn behind the black lock kept over her cheek; the far one is hidden by the turn (yaw -20 degrees)',
   's6-right-mirror|readsAsHair-long': "Dreadlocks, blue: blue locks read as a hat to the face parser (0; 0.37 since stop 34's darker crown; in brown or black the same locks read as hair, 0.93 and 0.75)",
 };

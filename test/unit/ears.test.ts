@@ -70,6 +70,22 @@ describe('ears where the old hair hid them', () => {
     expect(rim[0]!).toBeGreaterThan(bowl[0]! + 10);
   });
 
+  it("takes the tone of the cheek on its side: a shaded cheek's ear is darker than a lit one's", () => {
+    const { an, img, hole } = head([-1, 1]);
+    // The face in the skin's colour, its image-left half in shade (70%).
+    for (let i = 0; i < W * H; i++) {
+      if (!an.protect[i]) continue;
+      const x = i % W, k = x < 200 ? 0.7 : 1;
+      for (let c = 0; c < 3; c++) img.data[3 * i + c] = Math.round(SKIN[c]! * k);
+    }
+    drawEars(an, img, hole, look, 3);
+    const y = 200 + Math.round(0.1 * 200);
+    const left = img.data[3 * (y * W + Math.round(200 - (0.5 + 0.13 * 0.8) * 200))]!;
+    const right = img.data[3 * (y * W + Math.round(200 + (0.5 + 0.13 * 0.8) * 200))]!;
+    expect(left).toBeLessThan(0.85 * right);
+    expect(right).toBeGreaterThan(SKIN[0] * 0.9);
+  });
+
   it('hides the far ear of a head turned 30 degrees and draws the near one', () => {
     // turn > 0: the image-right cheek is the farther one.
     const { an, img, hole } = head([-1, 1], Math.sin(Math.PI / 6));

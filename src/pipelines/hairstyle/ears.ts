@@ -24,6 +24,36 @@ export const EAR = {
   hidden: 0.6,
 } as const;
 
+/**
+ * The median CIE Lab of the face's skin on the ear's side: the kept face (protect) within 0.1-0.25
+ * face widths of the oval's edge on `side`, from the brows' height to the ear level's + 0.15, on
+ * pixels near the face's median skin (a strand over the cheek is not skin). Null with under 30.
+ */
+function cheekLab(an: Pick<HeadAnalysis, 'frame' | 'anchors' | 'protect' | 'skin'>, img: RgbImage, side: number, W: number, H: number): [number, number, number] | null {
+  const { frame, anchors } = an;
+  const ref = srgbToLab(an.skin[0], an.skin[1], an.skin[2]);
+  const box = frameBox(frame, side < 0 ? -0.7 : 0, side < 0 ? 0 : 0.7, anchors.brows, anchors.ears + 0.15, W, H);
+  const Ls: number[] = [], as: number[] = [], bs: number[] = [];
+  for (let y = box.y0; y < box.y1; y++) {
+    for (let x = box.x0; x < box.x1; x++) {
+      const i = y * W + x;
+      if (!an.protect[i]) continue;
+      const u = frameU(frame, x + 0.5, y + 0.5) * side, v = frameV(frame, x + 0.5, y + 0.5);
+      if (v < anchors.brows || v > anchors.ears + 0.15) continue;
+      const edge = anchors.ovalHalfWidth(v, side) - u;
+      if (edge < 0.1 || edge > 0.25) continue;
+      const lab = srgbToLab(img.data[3 * i]!, img.data[3 * i + 1]!, img.data[3 * i + 2]!);
+      if (Math.hypot(lab[1] - ref[1], lab[2] - ref[2]) > 16 || Math.abs(lab[0] - ref[0]) > 35) continue;
+      Ls.push(lab[0]);
+      as.push(lab[1]);
+      bs.push(lab[2]);
+    }
+  }
+  if (Ls.length < 30) return null;
+  const med = (a: number[]) => a.sort((p, q) => p - q)[a.length >> 1]!;
+  return [med(Ls), med(as), med(bs)];
+}
+
 /** An ear at `t` down its height (0 top .. 1 bottom): its reach out from the head, as a share of EAR.reach. */
 function outline(t: number): number {
   if (t <= 0 || t >= 1) return 0;
@@ -81,7 +111,9 @@ export function drawEars(an: Pick<HeadAnalysis, 'frame' | 'anchors' | 'protect' 
     }
     if (all === 0 || inside < EAR.hidden * all) continue;
     drawn++;
-    const lit = 1 + 0.12 * side * look.lightSide;
+    // The cheek's own colour beside it: the face's median on the lit side made the ear on the
+    // shaded side glow (s5-back); where the cheek is hidden, the median a little lit or shaded.
+    const cheek = cheekLab(an, img, side, W, H) ?? [L0 * (1 + 0.12 * side * look.lightSide), a0, b0];
     for (let y = box.y0; y < box.y1; y++) {
       for (let x = box.x0; x < box.x1; x++) {
         const c = cover[(y - box.y0) * bw + x - box.x0]!;
@@ -100,9 +132,9 @@ export function drawEars(an: Pick<HeadAnalysis, 'frame' | 'anchors' | 'protect' 
         const behind = u < base ? smooth(0, 0.06, base - u) : 0;
         const mottle = noise2(u * 40, v * 40, seed) - 0.5;
         const grain = (hash2(x, y, seed) - 0.5) * 2 * look.grain;
-        const shade = lit * (1 + 0.1 * rim - 0.22 * bowl - 0.2 * join - 0.18 * behind + 0.05 * mottle);
+        const shade = (1 + 0.1 * rim - 0.22 * bowl - 0.2 * join - 0.18 * behind + 0.05 * mottle);
         // Ears are a little redder than the cheek (thin skin, blood close below).
-        const [r, g, b] = labToSrgb(L0 * shade, a0 + 4 * (1 - join) * (1 - behind), b0);
+        const [r, g, b] = labToSrgb(cheek[0] * shade, cheek[1] + 4 * (1 - join) * (1 - behind), cheek[2]);
         const o = 3 * i;
         data[o] = Math.round(data[o]! * (1 - c) + Math.min(255, Math.max(0, r + grain)) * c);
         data[o + 1] = Math.round(data[o + 1]! * (1 - c) + Math.min(255, Math.max(0, g + grain)) * c);
