@@ -100,6 +100,12 @@ interface Figures {
   shading: number;
   /** The garment mask's edge width: partial pixels (coverage 26-229) per outline pixel. */
   edge: number;
+  /**
+   * Of the garment's solid pixels (coverage > 230) where the product photo is pale (every channel
+   * of its median colour >= 235 takes part: white stripes, a white dress), the share clipped to pure
+   * white on the output (every channel >= 254): light flattened at the top of the range.
+   */
+  clipped: number;
 }
 const figures = new Map<string, Figures>();
 
@@ -477,6 +483,17 @@ async function referenceTargetFaces(bytes: Uint8Array): Promise<Array<{ landmark
   });
 }
 
+/** The share of the garment's solid pixels (coverage > 230) that are pure white (every channel >= 254) on the output. */
+function clippedWhite(out: RgbImage, alpha: Uint8Array): number {
+  let solid = 0, white = 0;
+  for (let i = 0; i < alpha.length; i++) {
+    if (alpha[i]! <= 230) continue;
+    solid++;
+    if (out.data[3 * i]! >= 254 && out.data[3 * i + 1]! >= 254 && out.data[3 * i + 2]! >= 254) white++;
+  }
+  return solid ? white / solid : 0;
+}
+
 const mad = (a: RgbImage, b: RgbImage, where: (i: number) => boolean) => {
   let d = 0, n = 0;
   for (let i = 0; i < a.width * a.height; i++) {
@@ -566,6 +583,7 @@ beforeAll(async () => {
       printDark: printThrough(p.image, out, alpha, Math.max(12, Math.round(0.15 * sw))),
       shading: shadingThrough(p.image, out, alpha, Math.max(3, Math.round(0.12 * sw))),
       edge: edgeWidth(alpha, W, H),
+      clipped: clippedWhite(out, alpha),
       hueDelta: Math.abs(((oHue - gHue + 540) % 360) - 180),
       faceMad: mad(out, p.image, (i) => p.face[i] === 1).mad,
       // The hands: skin within the wrist discs (a disc alone reaches past a hand held against the
@@ -574,7 +592,7 @@ beforeAll(async () => {
     });
   }
   const pct = (v: number) => `${(100 * v).toFixed(1)}%`;
-  console.log(['photo type garment: changed away from target | garment off body | region covered (visible part; whole region) | shoulder tops covered | upper arms covered | shoulder caps covered | neck covered | print through | old print dark share vs garment | dots drawn out | shading through | edge width | hue delta | face MAD | hands MAD', ...[...figures].map(([k, f]) => `${k}: ${pct(f.changedAway)} | ${pct(f.offBody)} | ${pct(f.covered)} (${pct(f.coveredAll)}) | ${Number.isNaN(f.shoulders) ? '-' : pct(f.shoulders)} | ${Number.isNaN(f.arms) ? '-' : pct(f.arms)} | ${Number.isNaN(f.caps) ? '-' : pct(f.caps)} | ${Number.isNaN(f.neck) ? '-' : pct(f.neck)} | ${f.through.toFixed(2)} | ${Number.isNaN(f.printDark) ? '-' : f.printDark.toFixed(2)} | ${Number.isNaN(f.dotsLong) ? '-' : pct(f.dotsLong)} | ${f.shading.toFixed(2)} | ${f.edge.toFixed(2)} px | ${f.hueDelta.toFixed(1)} deg | ${f.faceMad.toFixed(2)} | ${f.handsMad.toFixed(2)}`)].join('\n'));
+  console.log(['photo type garment: changed away from target | garment off body | region covered (visible part; whole region) | shoulder tops covered | upper arms covered | shoulder caps covered | neck covered | print through | old print dark share vs garment | dots drawn out | shading through | edge width | clipped white | hue delta | face MAD | hands MAD', ...[...figures].map(([k, f]) => `${k}: ${pct(f.changedAway)} | ${pct(f.offBody)} | ${pct(f.covered)} (${pct(f.coveredAll)}) | ${Number.isNaN(f.shoulders) ? '-' : pct(f.shoulders)} | ${Number.isNaN(f.arms) ? '-' : pct(f.arms)} | ${Number.isNaN(f.caps) ? '-' : pct(f.caps)} | ${Number.isNaN(f.neck) ? '-' : pct(f.neck)} | ${f.through.toFixed(2)} | ${Number.isNaN(f.printDark) ? '-' : f.printDark.toFixed(2)} | ${Number.isNaN(f.dotsLong) ? '-' : pct(f.dotsLong)} | ${f.shading.toFixed(2)} | ${f.edge.toFixed(2)} px | ${pct(f.clipped)} | ${f.hueDelta.toFixed(1)} deg | ${f.faceMad.toFixed(2)} | ${f.handsMad.toFixed(2)}`)].join('\n'));
 }, 400_000);
 
 /**
@@ -675,6 +693,9 @@ describe.each(CASES.map(([n, t, g]) => `${n} ${t} ${g.name}`))('try-on %s', (key
   });
   it("6. keeps the garment's round dots round: under 2% of them drawn out more than threefold", 'dots', () => {
     expect(Number.isNaN(f().dotsLong) || f().dotsLong < 0.02).toBe(true);
+  });
+  it("6. keeps the light on the garment's pale parts: under 2% of its solid pixels clipped to pure white (folds, not a flat 255)", 'clipped', () => {
+    expect(f().clipped).toBeLessThan(0.02);
   });
   it("6. keeps the garment's mean hue within 10 degrees", 'hue', () => {
     expect(f().hueDelta).toBeLessThan(10);

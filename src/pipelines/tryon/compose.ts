@@ -226,6 +226,19 @@ function printBins(): Uint8Array {
 /** printAlbedos's bounds: the classes' mean luminance ratio, Otsu's explained variance, the smaller class's share. */
 const PRINT = { ratio: 2.5, eta: 0.8, share: 0.1 };
 
+/** Where the highlights' shoulder starts (levels): above it a level rolls off towards 255 instead of clipping. */
+const KNEE = 215;
+/**
+ * A film's shoulder: levels up to KNEE as they are, above it compressed smoothly towards 255
+ * (never reached). A white or pale garment's lit folds (light above 1) were clipped to one flat
+ * 255, and its shading showed only on the shaded side: a pasted-on print.
+ */
+function shoulder(v: number): number {
+  if (v <= KNEE) return v;
+  const room = 255 - KNEE;
+  return KNEE + room * (1 - Math.exp(-(v - KNEE) / room));
+}
+
 /** Light: the photo's own shading (local luminance over its wider mean) carried onto the garment. */
 export function shadeAndBlend(photo: RgbImage, base: RgbImage, layer: GarmentLayer, size: number): RgbImage {
   const { width: W, height: H } = photo;
@@ -348,7 +361,11 @@ export function shadeAndBlend(photo: RgbImage, base: RgbImage, layer: GarmentLay
       const j = Math.max(0, v0) * gw + Math.max(0, u0);
       const jr = gw > 1 ? j + 1 : j, jd = gh > 1 ? gw : 0;
       const sh = (shade[j]! * (1 - fu) + shade[jr]! * fu) * (1 - fv) + (shade[j + jd]! * (1 - fu) + shade[jr + jd]! * fu) * fv;
-      for (let k = 0; k < 3; k++) data[3 * i + k] = Math.round(data[3 * i + k]! * (1 - a) + Math.min(255, rgb[3 * i + k]! * 255 * sh) * a);
+      // The shoulder on the brightest channel, the same factor on all three: the hue and the
+      // channels' ratios are kept (per channel, a yellow's red rolled off and its hue moved).
+      const top = Math.max(rgb[3 * i]!, rgb[3 * i + 1]!, rgb[3 * i + 2]!) * 255 * sh;
+      const f = top > KNEE ? (shoulder(top) / top) * 255 * sh : 255 * sh;
+      for (let k = 0; k < 3; k++) data[3 * i + k] = Math.round(data[3 * i + k]! * (1 - a) + rgb[3 * i + k]! * f * a);
     }
   }
   return { data, width: W, height: H };
