@@ -180,6 +180,17 @@ function cap(u: number, v: number, c: TemplateContext, side: number, lift: numbe
 }
 
 /**
+ * A squarer dome than an ellipse (a superellipse of exponent `n`, half-width `rx`, half-height
+ * `ry`, centred where the skull is, scaled by the variant's volume): brushed-up hair on top of the
+ * head, broad across the crown. An ellipse taller than wide came to a point (a bullet, a helmet).
+ * Its distance is a bound (the superellipse's radius scaled), as the SDFs' min/max are.
+ */
+function crown(u: number, v: number, c: TemplateContext, rx: number, ry: number, n: number): number {
+  const X = Math.abs(u) / (rx * c.p.volume), Y = Math.abs(v - (c.a.forehead + 0.2)) / (ry * c.p.volume);
+  return (Math.pow(Math.pow(X, n) + Math.pow(Y, n), 1 / n) - 1) * Math.min(rx, ry) * c.p.volume;
+}
+
+/**
  * Where short hair meets the face at the side: not a line above the ears (a cap stops there) but
  * sideburns running down in front of the ears, beside the face oval, narrowing to `length` below
  * the ear level; `width` beyond the oval at the temple. Union it with a cap cut above the ears.
@@ -594,7 +605,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       // Clipped close on the sides; on top a little longer: the skull grown by 11% of the face width
       // above the forehead (a tall narrow dome over the crown read as a helmet), under a rounded hairline.
       const sides = union(cap(u, v, c, -0.005, 0, a.ears - 0.06), sideburns(u, v, c, 0.12, 0.05));
-      const top = intersect(cap(u, v, c, -0.06, 0.11, a.forehead + 0.05), v - (a.forehead + 0.05));
+      const top = intersect(crown(u, v, c, 0.56, 0.8, 2.6), v - (a.forehead + 0.05));
       return intersect(union(sides, top), allowedArea(u, v, a, archedHairline(a, u, 0.02)));
     },
     flow(u, v, c) {
