@@ -186,15 +186,15 @@ function readsAsHair(alpha: Uint8Array, face: Uint8Array, frame: ReturnType<type
   return { solid, share: solid ? asHair / solid : 0 };
 }
 
+/** An ear the parser sees: 5 thousandths of the face width squared (a whole one is about 25-40). */
+const EAR_SEEN = 5;
+
 /**
  * Ears the face parser sees beside the face (labels l_ear, r_ear), per side of the reference frame
  * (image-left, image-right), in thousandths of the face width squared: beside the face's widest
  * point, from above the eyes to below the nose, where long hair hides them and a short style
  * shows them.
  */
-/** An ear the parser sees: 5 thousandths of the face width squared (a whole one is about 25-40). */
-const EAR_SEEN = 5;
-
 function earsSeen(labels: Uint8Array, frame: ReturnType<typeof referenceFrame>, W: number, H: number): [number, number] {
   const seen = [0, 0];
   for (let y = 0; y < H; y++) {

@@ -101,9 +101,8 @@ interface Figures {
   /** The garment mask's edge width: partial pixels (coverage 26-229) per outline pixel. */
   edge: number;
   /**
-   * Of the garment's solid pixels (coverage > 230) where the product photo is pale (every channel
-   * of its median colour >= 235 takes part: white stripes, a white dress), the share clipped to pure
-   * white on the output (every channel >= 254): light flattened at the top of the range.
+   * clippedWhite: of the garment's solid pixels (coverage > 230), the share pure white on the output
+   * (every channel >= 254): a pale garment's light flattened at the top of the range.
    */
   clipped: number;
 }

@@ -2,7 +2,7 @@
 // filled with what lies beside the head (the wall, the blinds): the face then ended at its own
 // oval, a mask without ears under a cap. Each hidden ear is drawn into the fill instead, in the
 // head frame (frame.ts): from the brows' height to about the nose's, standing out beside the
-// face's widest point, in the face's own skin colour, with the relief an ear shows from the front
+// face's widest point, in the tone of the cheek on its side, with the relief an ear shows from the front
 // (a lit rim, the darker bowl inside it, the shadow where it meets the head) and the photo's grain
 // and softness. Only where the old hair covered most of the ear (an ear the photo shows is kept as
 // it is, and no second ear is drawn beside it), and only on the removal's hole.
@@ -132,7 +132,7 @@ export function drawEars(an: Pick<HeadAnalysis, 'frame' | 'anchors' | 'protect' 
         const behind = u < base ? smooth(0, 0.06, base - u) : 0;
         const mottle = noise2(u * 40, v * 40, seed) - 0.5;
         const grain = (hash2(x, y, seed) - 0.5) * 2 * look.grain;
-        const shade = (1 + 0.1 * rim - 0.22 * bowl - 0.2 * join - 0.18 * behind + 0.05 * mottle);
+        const shade = 1 + 0.1 * rim - 0.22 * bowl - 0.2 * join - 0.18 * behind + 0.05 * mottle;
         // Ears are a little redder than the cheek (thin skin, blood close below).
         const [r, g, b] = labToSrgb(cheek[0] * shade, cheek[1] + 4 * (1 - join) * (1 - behind), cheek[2]);
         const o = 3 * i;

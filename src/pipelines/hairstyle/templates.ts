@@ -602,8 +602,9 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     bulk: { cy: 0.15, rx: 0.62, ry: 0.83 },
     sdf(u, v, c) {
       const { a } = c;
-      // Clipped close on the sides; on top a little longer: the skull grown by 11% of the face width
-      // above the forehead (a tall narrow dome over the crown read as a helmet), under a rounded hairline.
+      // Clipped close on the sides; on top a little longer, brushed up: a broad crown (crown: 5% of
+      // the face width above the skull; an ellipse grown 11% up and narrowed came to a point, a
+      // bullet; a tall narrow dome before it read as a helmet), under a rounded hairline.
       const sides = union(cap(u, v, c, -0.005, 0, a.ears - 0.06), sideburns(u, v, c, 0.12, 0.05));
       const top = intersect(crown(u, v, c, 0.56, 0.8, 2.6), v - (a.forehead + 0.05));
       return intersect(union(sides, top), allowedArea(u, v, a, archedHairline(a, u, 0.02)));
