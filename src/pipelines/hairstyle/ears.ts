@@ -7,8 +7,9 @@
 // and softness. Only where the old hair covered most of the ear (an ear the photo shows is kept as
 // it is, and no second ear is drawn beside it), and only on the removal's hole.
 import type { RgbImage } from '../../imaging/image.ts';
-import { labToSrgb, srgbToLab } from '../../steps/color.ts';
+import { labAt, labToSrgb, srgbToLab } from '../../steps/color.ts';
 import { frameBox, frameU, frameV } from './frame.ts';
+import { skinColoured } from './hair.ts';
 import type { HeadAnalysis, Look } from './render.ts';
 import { hash2, noise2, smooth } from './templates.ts';
 
@@ -27,12 +28,14 @@ export const EAR = {
 /**
  * The median CIE Lab of the face's skin on the ear's side: the kept face (protect) within 0.1-0.25
  * face widths of the oval's edge on `side`, from the brows' height to the ear level's + 0.15, on
- * pixels near the face's median skin (a strand over the cheek is not skin). Null with under 30.
+ * skin-coloured pixels against the face's median skin `ref` (CIE Lab; lightness within 35, a cheek
+ * further into the light or the shade than the face's middle; a strand over it is not skin). Null
+ * with under 30.
  */
-function cheekLab(an: Pick<HeadAnalysis, 'frame' | 'anchors' | 'protect' | 'skin'>, img: RgbImage, side: number, W: number, H: number): [number, number, number] | null {
+function cheekLab(an: Pick<HeadAnalysis, 'frame' | 'anchors' | 'protect'>, img: RgbImage, side: number, ref: readonly number[]): [number, number, number] | null {
   const { frame, anchors } = an;
-  const ref = srgbToLab(an.skin[0], an.skin[1], an.skin[2]);
-  const box = frameBox(frame, side < 0 ? -0.7 : 0, side < 0 ? 0 : 0.7, anchors.brows, anchors.ears + 0.15, W, H);
+  const W = img.width;
+  const box = frameBox(frame, side < 0 ? -0.7 : 0, side < 0 ? 0 : 0.7, anchors.brows, anchors.ears + 0.15, W, img.height);
   const Ls: number[] = [], as: number[] = [], bs: number[] = [];
   for (let y = box.y0; y < box.y1; y++) {
     for (let x = box.x0; x < box.x1; x++) {
@@ -42,8 +45,8 @@ function cheekLab(an: Pick<HeadAnalysis, 'frame' | 'anchors' | 'protect' | 'skin
       if (v < anchors.brows || v > anchors.ears + 0.15) continue;
       const edge = anchors.ovalHalfWidth(v, side) - u;
       if (edge < 0.1 || edge > 0.25) continue;
-      const lab = srgbToLab(img.data[3 * i]!, img.data[3 * i + 1]!, img.data[3 * i + 2]!);
-      if (Math.hypot(lab[1] - ref[1], lab[2] - ref[2]) > 16 || Math.abs(lab[0] - ref[0]) > 35) continue;
+      const lab = labAt(img.data, i);
+      if (!skinColoured(lab, ref, 35)) continue;
       Ls.push(lab[0]);
       as.push(lab[1]);
       bs.push(lab[2]);
@@ -74,7 +77,7 @@ export function drawEars(an: Pick<HeadAnalysis, 'frame' | 'anchors' | 'protect' 
   const W = img.width, H = img.height, data = img.data;
   const px = 1 / frame.scale;
   const soft = Math.max(1, look.edgeBlur) * px;
-  const [L0, a0, b0] = srgbToLab(an.skin[0], an.skin[1], an.skin[2]);
+  const skin = srgbToLab(an.skin[0], an.skin[1], an.skin[2]);
   const top = anchors.ears + EAR.top, bottom = anchors.ears + EAR.bottom, height = bottom - top;
   let drawn = 0;
   for (const side of [-1, 1]) {
@@ -113,7 +116,7 @@ export function drawEars(an: Pick<HeadAnalysis, 'frame' | 'anchors' | 'protect' 
     drawn++;
     // The cheek's own colour beside it: the face's median on the lit side made the ear on the
     // shaded side glow (s5-back); where the cheek is hidden, the median a little lit or shaded.
-    const cheek = cheekLab(an, img, side, W, H) ?? [L0 * (1 + 0.12 * side * look.lightSide), a0, b0];
+    const cheek = cheekLab(an, img, side, skin) ?? [skin[0] * (1 + 0.12 * side * look.lightSide), skin[1], skin[2]];
     for (let y = box.y0; y < box.y1; y++) {
       for (let x = box.x0; x < box.x1; x++) {
         const c = cover[(y - box.y0) * bw + x - box.x0]!;

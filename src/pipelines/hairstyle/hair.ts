@@ -569,11 +569,12 @@ export function bodyFlare(dy: number): number {
 
 /**
  * Whether CIE Lab colour `lab` is skin of the face whose colour is `ref` (Lab): chroma within 16,
- * lightness within 30 (lit and shaded skin alike). Clothing of another colour, a wall, hair fail.
+ * lightness within `lightness` (30: lit and shaded skin alike). Clothing of another colour, a wall,
+ * hair fail.
  */
-export function skinColoured(lab: readonly number[], ref: readonly number[]): boolean {
+export function skinColoured(lab: readonly number[], ref: readonly number[], lightness = 30): boolean {
   const da = lab[1]! - ref[1]!, db = lab[2]! - ref[2]!;
-  return da * da + db * db < 16 * 16 && Math.abs(lab[0]! - ref[0]!) < 30;
+  return da * da + db * db < 16 * 16 && Math.abs(lab[0]! - ref[0]!) < lightness;
 }
 
 /**

@@ -5,7 +5,8 @@
 //   removalMask    original hair the new style does not cover, dilated to take its halo along
 //   fillRemoved    exemplar fill (steps/patch-fill) of the removed hair, per what it hides, each
 //                  part as soft as its sources beside it (imaging/blur matchSharpness), the seams
-//                  between the parts as soft as the photo's own edges (softenSeams)
+//                  between the parts as soft as the photo's own edges (softenSeams), and the ears
+//                  the old hair hid drawn over it (ears.ts)
 //   composite      the filled photo, contact shadow, then the hair recoloured in CIE Lab, grained,
 //                  its outline blurred to the photo's focus on a soft photo
 import type { HairColor } from '../../domain/job.ts';

@@ -229,14 +229,15 @@ const PRINT = { ratio: 2.5, eta: 0.8, share: 0.1 };
 /** Where the highlights' shoulder starts (levels): above it a level rolls off towards 255 instead of clipping. */
 const KNEE = 215;
 /**
- * A film's shoulder: levels up to KNEE as they are, above it compressed smoothly towards 255
- * (never reached). A white or pale garment's lit folds (light above 1) were clipped to one flat
- * 255, and its shading showed only on the shaded side: a pasted-on print.
+ * A film's shoulder, as the factor it takes level `v` down by: levels up to KNEE as they are (1),
+ * above it compressed smoothly towards 255 (never reached). A white or pale garment's lit folds
+ * (light above 1) were clipped to one flat 255, and its shading showed only on the shaded side: a
+ * pasted-on print.
  */
 function shoulder(v: number): number {
-  if (v <= KNEE) return v;
+  if (v <= KNEE) return 1;
   const room = 255 - KNEE;
-  return KNEE + room * (1 - Math.exp(-(v - KNEE) / room));
+  return (KNEE + room * (1 - Math.exp(-(v - KNEE) / room))) / v;
 }
 
 /** Light: the photo's own shading (local luminance over its wider mean) carried onto the garment. */
@@ -364,7 +365,7 @@ export function shadeAndBlend(photo: RgbImage, base: RgbImage, layer: GarmentLay
       // The shoulder on the brightest channel, the same factor on all three: the hue and the
       // channels' ratios are kept (per channel, a yellow's red rolled off and its hue moved).
       const top = Math.max(rgb[3 * i]!, rgb[3 * i + 1]!, rgb[3 * i + 2]!) * 255 * sh;
-      const f = top > KNEE ? (shoulder(top) / top) * 255 * sh : 255 * sh;
+      const f = shoulder(top) * 255 * sh;
       for (let k = 0; k < 3; k++) data[3 * i + k] = Math.round(data[3 * i + k]! * (1 - a) + rgb[3 * i + k]! * f * a);
     }
   }
