@@ -17,7 +17,7 @@ import { SessionCache } from '../src/models/sessions.ts';
 import { analyzeComplete } from '../src/pipelines/hairstyle/analysis.ts';
 import { fromFrame } from '../src/pipelines/hairstyle/frame.ts';
 import { UNDER } from '../src/pipelines/hairstyle/hair.ts';
-import { composite, fillRemoved, opaqueCover, removalMask, renderHair } from '../src/pipelines/hairstyle/render.ts';
+import { pictureOf, renderHair } from '../src/pipelines/hairstyle/render.ts';
 import { variantFor } from '../src/pipelines/hairstyle/templates.ts';
 import { stageTimer } from '../src/domain/stage-timer.ts';
 import { copyImage, decodeImage, drawSegments, type RgbImage } from '../src/imaging/image.ts';
@@ -59,8 +59,7 @@ async function gridSheet(files: string[], styles: Hairstyle[], colors: HairColor
     tiles.push({ input: label(`${style}, ${color}`, cell * files.length), left: 0, top });
     for (const [c, { analysis, look }] of analyses.entries()) {
       const layer = renderHair(analysis, look, style, variantFor(7, 0));
-      const filled = fillRemoved(analysis, removalMask(analysis, opaqueCover(layer), color), 7, look);
-      tiles.push({ input: await rgbTile(composite(filled, layer, color, look, 7, { keep: analysis.protect }), cell), left: c * cell, top: top + head });
+      tiles.push({ input: await rgbTile(pictureOf(analysis, layer, color, look, 7).picture, cell), left: c * cell, top: top + head });
     }
   }
   await sharp({ create: { width: cell * files.length, height: (styles.length + 1) * (cell + head), channels: 3, background: '#111' } })
@@ -102,8 +101,7 @@ export async function demoHairstyle(file: string | undefined, rest: string[]): P
   for (const [r, style] of (several ? [] : styles).entries()) {
     for (const [c, color] of colors.entries()) {
       const layer = renderHair(analysis, look, style, variantFor(7, 0));
-      const filled = fillRemoved(analysis, removalMask(analysis, opaqueCover(layer), color), 7, look);
-      tiles.push({ input: await rgbTile(composite(filled, layer, color, look, 7, { keep: analysis.protect }), cell), left: c * cell, top: r * (cell + head) + head });
+      tiles.push({ input: await rgbTile(pictureOf(analysis, layer, color, look, 7).picture, cell), left: c * cell, top: r * (cell + head) + head });
     }
     tiles.push({ input: label(`${style}: ${colors.join(', ')}`, cell * colors.length), left: 0, top: r * (cell + head) });
   }
@@ -118,8 +116,7 @@ export async function demoHairstyle(file: string | undefined, rest: string[]): P
   // Debug sheet for the first style and colour.
   const { width: W, height: H } = analysis.image;
   const layer = renderHair(analysis, look, styles[0]!, variantFor(7, 0));
-  const hole = removalMask(analysis, opaqueCover(layer), colors[0]!);
-  const filled = fillRemoved(analysis, hole, 7, look);
+  const { picture: result, hole, filled } = pictureOf(analysis, layer, colors[0]!, look, 7);
   const faces = copyImage(analysis.image);
   const box = (b: { x: number; y: number; width: number; height: number }, rgb: number[]) =>
     drawSegments(faces, [[b.x, b.y, b.x + b.width, b.y], [b.x + b.width, b.y, b.x + b.width, b.y + b.height], [b.x + b.width, b.y + b.height, b.x, b.y + b.height], [b.x, b.y + b.height, b.x, b.y]], rgb, 3);
@@ -144,7 +141,6 @@ export async function demoHairstyle(file: string | undefined, rest: string[]): P
   const GROUP_RGB: Record<number, number[]> = { [UNDER.background]: [40, 90, 255], [UNDER.skin]: [255, 150, 40], [UNDER.clothing]: [40, 200, 80] };
   const groups = tinted((i) => (hole[i] ? GROUP_RGB[analysis.under[i] || 1]! : null), analysis.image);
   const alpha = tinted((i) => (layer.alpha[i]! > 0.02 ? [255 * layer.alpha[i]!, 255 * layer.alpha[i]!, 255 * layer.alpha[i]!] : layer.shadow[i]! > 0.02 ? [80 + 175 * layer.shadow[i]!, 0, 0] : [0, 0, 0]), analysis.image);
-  const result = composite(filled, layer, colors[0]!, look, 7, { keep: analysis.protect });
   const panels: Array<[string, RgbImage]> = [
     ['target (green), others (red), frame', faces],
     ['old hair (magenta), protected face', oldHair],

@@ -127,6 +127,14 @@ export function rollDegrees(f: Frame): number {
   return (Math.atan2(f.uy, f.ux) * 180) / Math.PI;
 }
 
+/**
+ * How far above FaceMesh's forehead landmark (10) the hairline lies at the midline (face widths),
+ * where hair does not hide it: the parser's hair edge lies 0.15-0.35 above it on the development
+ * photos whose forehead shows (the landmark is the mesh's top, not the hairline); a little lower
+ * here, so a short cut's hair still meets what the old hair may have hidden.
+ */
+export const NATURAL_HAIRLINE = 0.1;
+
 export function anchorsOf(f: Frame, lm: ReadonlyArray<readonly [number, number, number]>): Anchors {
   const uv = (i: number) => toFrame(f, lm[i]![0], lm[i]![1]);
   const oval = FACE_OVAL.map(uv);

@@ -20,7 +20,7 @@ import { labAt, skinLike } from '../../steps/color.ts';
 import type { Face } from '../../steps/face-detection.ts';
 import { CELEBAMASK_CLASSES, CLASS, parseFaceSoon, softClassMask, type FaceParse, type FaceParsingParams } from '../../steps/face-parsing.ts';
 import { segmentPersonSoon } from '../../steps/person-segmentation.ts';
-import { frameBox, frameU, frameV, fromFrame, jawLine, rollDegrees, type Anchors, type Frame } from './frame.ts';
+import { NATURAL_HAIRLINE, frameBox, frameU, frameV, fromFrame, jawLine, rollDegrees, type Anchors, type Frame } from './frame.ts';
 
 /** Fill groups: what a removed hair pixel most likely hides. 0 = nothing to fill. */
 export const UNDER = { background: 1, skin: 2, clothing: 3 } as const;
@@ -757,7 +757,12 @@ function underFrom(h: Head, known: Uint8Array, parsed: Uint8Array | null, hair: 
       const top = anchors.forehead;
       // The face's own edge reaches a little past the landmarks' oval (hair lying over the cheek
       // hides its side): skin there, so the face does not end in a cut against the wall.
-      const skull = v >= top ? Math.abs(u) < anchors.ovalHalfWidth(v, u) + 0.035 : Math.hypot(u / (0.9 * anchors.ovalHalfWidth(top, u)), (v - top) / 0.3) < 1;
+      // Above the oval's top (FaceMesh's forehead landmark, below the hairline) up to a natural
+      // hairline's height the forehead goes on as wide as the oval a little below it: the oval's
+      // own width at its top is its topmost points', and the hair over a forehead that a short
+      // cut's hairline shows was filled with the wall beside the head (dark blocks at the temples).
+      const width = anchors.ovalHalfWidth(v >= top - NATURAL_HAIRLINE - 0.03 ? top + 0.1 : top, u);
+      const skull = v >= top ? Math.abs(u) < anchors.ovalHalfWidth(v, u) + 0.035 : Math.hypot(u / (0.9 * width), (v - top) / 0.3) < 1;
       under[i] = skull ? UNDER.skin : UNDER.background;
     }
   }

@@ -19,7 +19,7 @@ import { stageTimer } from '../../domain/stage-timer.ts';
 import { jsonFile, maskFile, pictureFile } from '../output.ts';
 import { definePipeline } from '../types.ts';
 import { analyze } from './analysis.ts';
-import { alphaMask, composite, drawHair, fillRemoved, opaqueCover, placeHair, releaseLayer, removalMask, type HairLayer } from './render.ts';
+import { alphaMask, composite, drawHair, fillRemoved, keptLocks, opaqueCover, placeHair, releaseLayer, removalMask, type HairLayer } from './render.ts';
 import { hairstyleSpec } from './spec.ts';
 import { variantFor } from './templates.ts';
 
@@ -70,13 +70,15 @@ export const hairstyle = definePipeline(hairstyleSpec, async (ctx, input, files)
   }
   const hole = await t.time('removal', () => removalMask(analysis, covered!, input.hair_color));
   const filled = await t.time('removal', () => fillRemoved(analysis, hole, seed, look));
+  // The old hair kept over the forehead, dyed with each picture's hair.
+  const locks = keptLocks(analysis, hole);
   for (let k = 0; k < n; k++) {
     const layer = layers[k] ?? (await t.time('render', () => place(k)));
     // The fill is this task's own copy (unless nothing was filled): the last picture draws its hair
     // into it, the others into copies of it.
     const base = k < n - 1 && filled !== analysis.image ? copyImage(filled) : filled;
     const result = await t.time('composite', () => {
-      const done = composite(base, layer, input.hair_color, look, seed + k, { inPlace: base !== analysis.image, keep: analysis.protect });
+      const done = composite(base, layer, input.hair_color, look, seed + k, { inPlace: base !== analysis.image, keep: analysis.protect, locks });
       return region ? { data: pasteInto(copyBytes(chosen.image.data), width, done.data, region, 3), width, height } : done;
     });
     const mask = region ? pasteInto(new Uint8Array(width * height), width, alphaMask(layer), region, 1) : alphaMask(layer);

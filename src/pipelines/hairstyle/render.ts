@@ -7,8 +7,10 @@
 //                  part as soft as its sources beside it (imaging/blur matchSharpness), the seams
 //                  between the parts as soft as the photo's own edges (softenSeams), and the ears
 //                  the old hair hid drawn over it (ears.ts)
-//   composite      the filled photo, contact shadow, then the hair recoloured in CIE Lab, grained,
-//                  its outline blurred to the photo's focus on a soft photo
+//   keptLocks      the old hair kept over the forehead (locks over the face), dyed by composite
+//   composite      the filled photo, the kept locks dyed the new colour, contact shadow, then the
+//                  hair recoloured in CIE Lab, grained, its outline blurred to the photo's focus on
+//                  a soft photo
 import type { HairColor } from '../../domain/job.ts';
 import { boxBlurInPlace, gaussianBlurInPlace, matchSharpness, type SharpnessFills } from '../../imaging/blur.ts';
 import { copyBytes, type RgbImage } from '../../imaging/image.ts';
@@ -17,7 +19,7 @@ import { giveBack, takeBytes, takeInts, takePlane } from '../../imaging/scratch.
 import { HAIR_COLOR_TARGETS, labAt, shadeRamp, srgbToLab } from '../../steps/color.ts';
 import { patchFill, pullPush } from '../../steps/patch-fill.ts';
 import { UNDER, skinColoured } from './hair.ts';
-import { frameBox, frameU, frameV, fromFrame, jawLine, type Anchors, type Frame } from './frame.ts';
+import { NATURAL_HAIRLINE, frameBox, frameU, frameV, fromFrame, jawLine, type Anchors, type Frame } from './frame.ts';
 import { SHAVED_SIDES, STUBBLE_SHADE, TEMPLATES, hash2, noise1, noise2, smooth, type Template, type Variant } from './templates.ts';
 import type { Hairstyle } from '../../domain/job.ts';
 import { drawEars } from './ears.ts';
@@ -147,6 +149,11 @@ function rasterize(an: HeadGeometry, look: Pick<Look, 'lightSide'>, t: Template,
   const fibreF = Math.min(260, 0.4 / px);
   const bcy = a.forehead + t.bulk.cy, brx = t.bulk.rx * p.volume, bry = t.bulk.ry * p.volume;
   const reach = 2 * edge + hairlineFade + t.wisps;
+  // The forehead's top (the hairline's highest reach) and where the forehead's width is taken
+  // above the oval's top: a natural hairline lies above FaceMesh's forehead landmark, across the
+  // forehead's width (bareForehead).
+  const foreheadTop = a.forehead - 0.08 - (t.naturalHairline ? NATURAL_HAIRLINE : 0);
+  const widthAt = t.naturalHairline ? a.forehead + 0.1 : a.forehead;
   const seed = p.seed;
   // Bounding box of the frame region any template can reach, in pixels.
   const { x0, x1, y0, y1 } = frameBox(f, -1.25, 1.25, a.forehead - 1.2, a.chin + 1.8, W, H);
@@ -210,7 +217,7 @@ function rasterize(an: HeadGeometry, look: Pick<Look, 'lightSide'>, t: Template,
           // hair grows from: soft, fine hairs. Lower down it is a fringe's ends: clumped like any tips.
           // Short styles' temples and sideburns beside the face are hairline too: hair grows there.
           const onForehead =
-            (v < a.forehead + 0.09 && v > a.forehead - 0.08 && Math.abs(u) < a.ovalHalfWidth(Math.max(v, a.forehead), u) + 0.02) ||
+            (v < a.forehead + 0.09 && v > foreheadTop && Math.abs(u) < a.ovalHalfWidth(Math.max(v, widthAt), u) + 0.02) ||
             (t.short && v > a.brows - 0.05 && Math.abs(u) < a.ovalHalfWidth(v, u) + 0.12);
           const depthGuess = -raw;
           // The relief (a pure function of the pixel) is taken before the outline only where the
@@ -494,6 +501,53 @@ export function removalMask(an: HeadAnalysis, covered: Uint8Array, color: HairCo
   return grown;
 }
 
+/**
+ * Where the old hair kept over the forehead (keepLocks' locks) takes the new colour (v, face
+ * widths above the brows): fully from KEPT_DYE.full up, fading out by KEPT_DYE.none, so none of it
+ * reaches the face below the brows (kept as it is). A little above the brows, not at them: the
+ * brows' line is a landmark's, and an independent one may sit a little higher.
+ */
+const KEPT_DYE = { full: 0.12, none: 0.03 };
+
+/** The old hair kept over the forehead (keptLocks): its pixels, coverage and CIE L about the old hair's median. */
+export interface KeptLocks {
+  at: Int32Array;
+  alpha: Float32Array;
+  dL: Float32Array;
+}
+
+/**
+ * The old hair the removal keeps over the forehead (a lock over the face, kept up to the new hair:
+ * keepLocks), for composite to dye the new colour under the new hair: left in its own colour, a
+ * black lock under a brown or blonde Crew Cut read as her own hair under a wig. Its light and dark
+ * are the photo's (dL, its CIE L about the old hair's median), its coverage the old hair's soft
+ * mask fading to none towards the brows (KEPT_DYE), so the lock's ends below them keep her own
+ * colour. Only the old hair the removal left (not `hole`), off the protected face and other
+ * people, above the brows and within the face's width (the locks' own bounds, keepLocks). Null
+ * where there is none.
+ */
+export function keptLocks(an: HeadAnalysis, hole: Uint8Array): KeptLocks | null {
+  const { frame, anchors, hair } = an;
+  const { width: W, height: H, data } = an.image;
+  const top = anchors.forehead - NATURAL_HAIRLINE, bottom = anchors.brows - KEPT_DYE.none;
+  const reach = anchors.ovalHalfWidth(anchors.brows) + LOCK_MARGIN + 0.03;
+  const { x0, y0, x1, y1 } = frameBox(frame, -reach, reach, top, bottom, W, H);
+  const L0 = srgbToLab(...an.hairColour)[0]!;
+  const at: number[] = [], alpha: number[] = [], dL: number[] = [];
+  for (let y = y0; y < y1; y++) {
+    for (let x = x0, i = y * W + x0; x < x1; x++, i++) {
+      const h = hair[i]!;
+      if (!h || hole[i] || an.protect[i] || an.others[i]) continue;
+      const v = frameV(frame, x + 0.5, y + 0.5);
+      if (v < top || v >= bottom || Math.abs(frameU(frame, x + 0.5, y + 0.5)) > reach) continue;
+      const a = (h / 255) * (1 - smooth(anchors.brows - KEPT_DYE.full, bottom, v));
+      if (a <= 0.004) continue;
+      at.push(i), alpha.push(a), dL.push(labAt(data, i)[0]! - L0);
+    }
+  }
+  return at.length ? { at: Int32Array.from(at), alpha: Float32Array.from(alpha), dL: Float32Array.from(dL) } : null;
+}
+
 /** How far below the brows a lock must reach over the face to be kept above them (face widths). */
 const LOCK_BELOW = 0.12;
 /**
@@ -537,7 +591,7 @@ function keepLocks(an: HeadAnalysis, raw: Uint8Array, r: number, slopes: readonl
     for (let x = box.x, i = y * W + x; x < box.x + box.width; x++, i++) {
       if (!raw[i]) continue;
       const v = frameV(frame, x + 0.5, y + 0.5);
-      if (v < anchors.forehead || v >= anchors.brows) continue;
+      if (v < anchors.forehead - NATURAL_HAIRLINE || v >= anchors.brows) continue;
       const u = frameU(frame, x + 0.5, y + 0.5);
       if (Math.abs(u) > anchors.ovalHalfWidth(anchors.brows, u) + LOCK_MARGIN) continue;
       const lock = slopes.some((slope) => {
@@ -1059,9 +1113,10 @@ function clothingColours(image: RgbImage, known: Uint8Array, x0: number, y0: num
  * colour ramp (CIE Lab, keeps light and dark strands) mixed per strand towards a warmer or a
  * cooler ramp (layer.tone), scaled to the photo's exposure, with grain of the photo's own
  * strength so the hair is not cleaner than the picture around it; on a soft photo (look.blur at
- * least MIN_BLUR) with its outline blurred alike (blurredComposite), fading over `keep`.
+ * least MIN_BLUR) with its outline blurred alike (blurredComposite), fading over `keep`. With
+ * `locks` (keptLocks), the old hair kept over the forehead is dyed first (dyeLocks).
  */
-export function composite(base: RgbImage, layer: HairLayer, color: HairColor, look: Look, seed: number, opts: { inPlace?: boolean; keep?: Uint8Array } = {}): RgbImage {
+export function composite(base: RgbImage, layer: HairLayer, color: HairColor, look: Look, seed: number, opts: { inPlace?: boolean; keep?: Uint8Array; locks?: KeptLocks | null } = {}): RgbImage {
   // A long style in a dye with deeper shadows fades from the crown's deep ramps to the lengths'
   // flat ones (deepShare per pixel). Grey and white long styles keep their swing: with the deeper
   // crown they read as hair no better (0.39 -> 0.45 of the solid pixels over three photos) and
@@ -1120,6 +1175,7 @@ export function composite(base: RgbImage, layer: HairLayer, color: HairColor, lo
     return rgb;
   };
   const W = base.width, H = base.height;
+  if (opts.locks) dyeLocks(data, opts.locks, flat, look, noise, HAIR_COLOR_TARGETS[color].swing);
   if (look.blur >= MIN_BLUR) return blurredComposite(data, W, H, layer, look, hairAt, noise, opts.keep);
   const { x0, y0, x1, y1 } = layer.box;
   for (let y = y0; y < y1; y++) for (let i = y * W + x0, e = y * W + x1; i < e; i++) {
@@ -1134,6 +1190,22 @@ export function composite(base: RgbImage, layer: HairLayer, color: HairColor, lo
 }
 
 const NO_HAIR = new Float64Array(3);
+
+/**
+ * The kept locks (keptLocks) dyed: each pixel towards the colour's ramp (its lengths' ramp, without
+ * the per-strand variation: the photo's strands are the lock's own) at the shade its own lightness
+ * gives (dL over the colour's swing, so its light and dark keep the photo's), exposed as the new
+ * hair is and grained alike, with the lock's coverage; under the new hair (drawn after it).
+ */
+function dyeLocks(data: Uint8Array, locks: KeptLocks, ramp: Uint8Array, look: Look, noise: () => number, swing: number): void {
+  const rgb = new Float64Array(3);
+  for (let k = 0; k < locks.at.length; k++) {
+    const s = Math.max(-1, Math.min(1, locks.dL[k]! / swing));
+    const j = 3 * Math.round((s + 1) * 127.5);
+    for (let c = 0; c < 3; c++) rgb[c] = ramp[j + c]! * look.exposure;
+    blendPixel(data, locks.at[k]!, locks.alpha[k]!, 0, rgb, 0, look.grain * 1.7 * noise());
+  }
+}
 
 /**
  * Shaved stubble's colour: the person's natural colour (Look.natural) times 1 + STUBBLE_LIGHT x
@@ -1208,6 +1280,17 @@ function blurredComposite(data: Uint8Array, W: number, H: number, layer: HairLay
   }
   giveBack(A, S, rgb, wt, ...(K ? [K] : []));
   return { data, width: W, height: H };
+}
+
+/**
+ * One picture from one drawn layer, the pipeline's steps for a single picture: the removal of the
+ * old hair it leaves, the fill, the kept locks dyed, the hair composited (the demo's sheets).
+ */
+export function pictureOf(an: HeadAnalysis, layer: HairLayer, color: HairColor, look: Look, seed: number): { picture: RgbImage; hole: Uint8Array; filled: RgbImage } {
+  const hole = removalMask(an, opaqueCover(layer), color);
+  const filled = fillRemoved(an, hole, seed, look);
+  const picture = composite(filled, layer, color, look, seed, { keep: an.protect, locks: keptLocks(an, hole) });
+  return { picture, hole, filled };
 }
 
 /** The layer's coverage as an 8-bit mask. */

@@ -12,7 +12,7 @@
 // Short styles reach down the temples to the ear tops (a cap that stops above them reads as a hat).
 // A change that alters the pictures needs an algorithm_version bump (golden outputs check it).
 import type { Hairstyle } from '../../domain/job.ts';
-import type { Anchors } from './frame.ts';
+import { NATURAL_HAIRLINE, type Anchors } from './frame.ts';
 
 export interface Variant {
   /** Parting position (frame units, - is the image-left side). */
@@ -67,6 +67,11 @@ export interface Template {
    * long strands from the crown to the hairline. Absent: strands as long as the hair.
    */
   strandLength?: number;
+  /**
+   * The cut shows the forehead up to the natural hairline (bareForehead): the renderer draws the
+   * hairline's fine hairs there, NATURAL_HAIRLINE above the forehead landmark.
+   */
+  naturalHairline?: boolean;
   sdf(u: number, v: number, c: TemplateContext): number;
   /** Strand direction in radians: 0 runs down the v axis (to the chin), pi/2 along +u, pi up. */
   flow(u: number, v: number, c: TemplateContext): number;
@@ -217,6 +222,24 @@ const hairline = (a: Anchors) => a.forehead + 0.03;
  * fringe under a bonnet.
  */
 const archedHairline = (a: Anchors, u: number, lift = 0) => hairline(a) - lift - 0.8 * u * u;
+/**
+ * The bare forehead under a cut that shows the hairline (Crew Cut, Buzz Cut): a superellipse
+ * (exponent 3: flat across the top, rounded at the temples) from the brows up to the natural
+ * hairline, NATURAL_HAIRLINE above FaceMesh's forehead landmark, between the face oval's sides a
+ * little below that landmark. Hair cut down to the landmark itself (the old arched line)
+ * covered half the forehead: bangs, a bowl cut, on every development photo whose forehead shows
+ * (there the hair's edge lies 0.15-0.35 face widths above the landmark at the midline). SDF,
+ * negative on the bare forehead.
+ */
+function bareForehead(u: number, v: number, a: Anchors): number {
+  const cy = a.brows;
+  const ry = cy - (a.forehead - NATURAL_HAIRLINE);
+  // Between the oval's sides a little below its top (each side's own: a turned face's near side is wider).
+  const at = a.forehead + 0.1, left = a.ovalHalfWidth(at, -1), right = a.ovalHalfWidth(at, 1);
+  const rx = (left + right) / 2, cx = (right - left) / 2;
+  const X = Math.abs(u - cx) / rx, Y = Math.abs(v - cy) / ry;
+  return (Math.cbrt(X * X * X + Y * Y * Y) - 1) * Math.min(rx, ry);
+}
 /** Parted hair: from the parting down each side, turning to fall straight below the ears. */
 const parted = (u: number, v: number, c: TemplateContext, fall: number) => {
   const side = u < c.p.parting ? -1 : 1;
@@ -318,6 +341,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
   'Buzz Cut': {
     name: 'Buzz Cut',
     short: true,
+    naturalHairline: true,
     opacity: 1,
     wisps: 0.006,
     strands: 1,
@@ -328,7 +352,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     sdf(u, v, c) {
       // The front hairline rounded, rising towards the temples (a straight cut across the forehead
       // read as a cap's rim).
-      return intersect(union(cap(u, v, c, 0.015, 0.03, c.a.ears - 0.06), sideburns(u, v, c, 0.12, 0.05)), allowedArea(u, v, c.a, archedHairline(c.a, u)));
+      return intersect(intersect(union(cap(u, v, c, 0.015, 0.03, c.a.ears - 0.06), sideburns(u, v, c, 0.12, 0.05)), allowedArea(u, v, c.a, archedHairline(c.a, u))), -bareForehead(u, v, c.a));
     },
     flow(u, v, c) {
       return fromCrown(u, v, c);
@@ -593,6 +617,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
   'Crew Cut': {
     name: 'Crew Cut',
     short: true,
+    naturalHairline: true,
     opacity: 1,
     wisps: 0.012,
     strands: 1,
@@ -607,7 +632,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       // bullet; a tall narrow dome before it read as a helmet), under a rounded hairline.
       const sides = union(cap(u, v, c, -0.005, 0, a.ears - 0.06), sideburns(u, v, c, 0.12, 0.05));
       const top = intersect(crown(u, v, c, 0.56, 0.8, 2.6), v - (a.forehead + 0.05));
-      return intersect(union(sides, top), allowedArea(u, v, a, archedHairline(a, u, 0.02)));
+      return intersect(intersect(union(sides, top), allowedArea(u, v, a, archedHairline(a, u, 0.02))), -bareForehead(u, v, a));
     },
     flow(u, v, c) {
       // Forward and down from the crown, as the Buzz Cut (brushed up at the front, the flows met in
