@@ -45,8 +45,8 @@ afterAll(async () => {
 
 const SHORT: Hairstyle[] = ['Short Hair', 'Buzz Cut', 'Crew Cut', 'Bowl Cut', 'Mohawk', 'Short Curly', 'Braided Crown'];
 const LONG: Hairstyle[] = ['Long Wave', 'Long Layers', 'Bombshell Curls', 'Dreadlocks', 'Lowpoly'];
-/** The cuts that show the forehead up to the natural hairline, above FaceMesh's forehead landmark. */
-const SHOWS_HAIRLINE: Hairstyle[] = ['Buzz Cut', 'Crew Cut'];
+/** The styles that show the forehead up to the natural hairline, above FaceMesh's forehead landmark. */
+const SHOWS_HAIRLINE: Hairstyle[] = ['Buzz Cut', 'Crew Cut', 'Braided Crown', 'Mohawk'];
 
 /** Perceptual bands (CIE LCh of the median new-hair pixel) a colour must fall in. */
 const BANDS: Record<HairColor, { L: [number, number]; h?: [number, number]; C?: [number, number] }> = {
@@ -262,6 +262,10 @@ const KNOWN: Record<string, string> = {
   's5-right-rot-15|ears': 'Mohawk, blonde: the near ear is drawn behind the strand kept over her cheek; the far one is hidden by the turn (yaw -25 degrees)',
   's5-right-rot50|ears': 'Short Curly, white: the near ear is drawn behind the strand kept over her cheek; the far one is hidden by the turn (yaw -25 degrees)',
   's6-centre-left|ears': 'Short Hair, white: the near ear is drawn behind the black lock kept over her cheek; the far one is hidden by the turn (yaw -20 degrees)',
+  // Here the ear shows below the braid (looked at), in her shaded cheek's tone; the parser reads it
+  // as skin and background (2 thousandths at stop 39, 5.2 with stop 40's forehead, 4.6 once the
+  // skin fill beside it meets the lit skin: the parser's reading of it moves with its context).
+  's6-centre-right|ears': "Braided Crown, blonde: the ear drawn below the braid in her shaded cheek's tone reads as skin or background to the parser",
   's6-centre-left-rot-35|ears': 'Bowl Cut, black: the near ear is drawn behind the black lock kept over her cheek; the far one is hidden by the turn (yaw -20 degrees)',
   's6-right-mirror|readsAsHair-long': "Dreadlocks, blue: blue locks read as a hat to the face parser (0; 0.37 since stop 34's darker crown; in brown or black the same locks read as hair, 0.93 and 0.75)",
 };
@@ -356,7 +360,7 @@ describe('hairstyle on the development photos (issue 11, independent references)
       figures.edgeBand = outline ? partial / outline : 0;
       // 6. Colour: on the crown, where every style has hair: a patch above the reference forehead
       // top (landmark 10), 0.06 face widths either side of the centre line (inside the Mohawk's
-      // strip): 0.06-0.2 face widths above it, or 0.15-0.3 for the cuts that show the natural
+      // strip): 0.06-0.2 face widths above it, or 0.15-0.3 for the styles that show the natural
       // hairline (SHOWS_HAIRLINE: it lies above the landmark, its fine hairs fading into the skin).
       const forehead = frame.uv(me.landmarks[10]![0], me.landmarks[10]![1])[1];
       const crownPatch: [number, number] = SHOWS_HAIRLINE.includes(style) ? [0.15, 0.3] : [0.06, 0.2];
@@ -510,13 +514,13 @@ describe('hairstyle on the development photos (issue 11, independent references)
     }
   }, 120_000);
 
-  it('shows the forehead up to its natural hairline under a Crew Cut or a Buzz Cut, not a fringe down to mid-forehead (reference FaceMesh and parser)', async () => {
+  it('shows the forehead up to its natural hairline under a Crew Cut, a Buzz Cut, a Braided Crown or a Mohawk, not a fringe down to mid-forehead (reference FaceMesh and parser)', async () => {
     // FaceMesh's top landmark (10) lies on the forehead, below the hairline: the reference parser
     // reads skin 0.15-0.35 face widths above it at the midline on the development photos whose
-    // forehead shows. Until stop 40 these cuts came down to the landmark (a fringe, a bowl cut).
+    // forehead shows. Until stop 40 these styles came down to the landmark (a fringe, a bowl cut).
     // On those photos (skin on the input at the midline 0.1 above the landmark), the new hair
     // (its mask) must cover under a fifth of the forehead band from the landmark to 0.06 above
-    // it, within 0.15 face widths of the midline.
+    // it, within 0.15 face widths of the midline: each style (SHOWS_HAIRLINE) on two photos.
     let photosTried = 0;
     for (const name of HAIR_PHOTOS) {
       const { ph, W, H, me, frame } = await onReferences(name);
@@ -536,7 +540,7 @@ describe('hairstyle on the development photos (issue 11, independent references)
       if (!looked || skin / looked < 0.8) continue;
       // Four such photos are enough (the first four in the set's order).
       if (++photosTried > 4) break;
-      for (const style of ['Crew Cut', 'Buzz Cut'] as Hairstyle[]) {
+      for (const style of [SHOWS_HAIRLINE[photosTried - 1]!, SHOWS_HAIRLINE[photosTried % SHOWS_HAIRLINE.length]!]) {
         const { alpha } = await runHairstyle(ph.bytes, style, 'black');
         const covered = band.filter((i) => alpha[i]! >= 128).length / band.length;
         console.log(`forehead shown ${name}, ${style}: ${(covered * 100).toFixed(0)}% of the band above the landmark under the new hair`);

@@ -16,7 +16,7 @@ import { boxBlurInPlace, gaussianBlurInPlace, matchSharpness, type SharpnessFill
 import { copyBytes, type RgbImage } from '../../imaging/image.ts';
 import { chamfer, dilate, grownMaskBox, indicesBox, maskBox } from '../../imaging/morphology.ts';
 import { giveBack, takeBytes, takeInts, takePlane } from '../../imaging/scratch.ts';
-import { HAIR_COLOR_TARGETS, labAt, shadeRamp, srgbToLab } from '../../steps/color.ts';
+import { HAIR_COLOR_TARGETS, labAt, shadeRamp, skinLike, srgbToLab } from '../../steps/color.ts';
 import { patchFill, pullPush } from '../../steps/patch-fill.ts';
 import { UNDER, skinColoured } from './hair.ts';
 import { NATURAL_HAIRLINE, frameBox, frameU, frameV, fromFrame, jawLine, type Anchors, type Frame } from './frame.ts';
@@ -75,6 +75,11 @@ export interface HairLayer {
    * them shows (composite gives grey, white and the dyes their depth there, shadeRamp's `deep`).
    */
   short: boolean;
+  /**
+   * Shaved sides (the Mohawk's): a lock of her hair kept over the temple stays in her own colour
+   * (the sides are her own colour's stubble), not dyed the strip's (a green streak at each temple).
+   */
+  shaved: boolean;
   /**
    * A long style's crown, in the head's frame: a dye's deeper shadows (shadeRamp's `deep`) on its
    * crown, down to `from` (v), fading out by `to`, the lengths below within the colour's swing
@@ -407,7 +412,7 @@ export function drawHair(an: HeadGeometry, look: Pick<Look, 'lightSide'>, style:
   const n = an.image.width * an.image.height;
   // Planes from the thread's pool (imaging/scratch.ts): the pipeline gives them back (releaseLayer)
   // once a picture is encoded.
-  const layer: HairLayer = { alpha: takePlane(n), shade: takePlane(n), shadow: new Float32Array(0), stubble: takePlane(n), tone: takePlane(n), sheen: takePlane(n), box: { x0: an.image.width, y0: an.image.height, x1: 0, y1: 0 }, short: TEMPLATES[style].short, crown: TEMPLATES[style].short ? null : { frame: an.frame, from: an.anchors.ears - CROWN_FADE.above, to: an.anchors.ears + CROWN_FADE.below } };
+  const layer: HairLayer = { alpha: takePlane(n), shade: takePlane(n), shadow: new Float32Array(0), stubble: takePlane(n), tone: takePlane(n), sheen: takePlane(n), box: { x0: an.image.width, y0: an.image.height, x1: 0, y1: 0 }, short: TEMPLATES[style].short, shaved: style === 'Mohawk', crown: TEMPLATES[style].short ? null : { frame: an.frame, from: an.anchors.ears - CROWN_FADE.above, to: an.anchors.ears + CROWN_FADE.below } };
   rasterize(an, look, TEMPLATES[style], p, layer, false);
   if (style === 'Mohawk') rasterize(an, look, SHAVED_SIDES, p, layer, true);
   return layer;
@@ -663,7 +668,10 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number, lo
     img = patchFill(img, part, { source: src, seed: seed + g, inPlace: img !== an.image, locality: FILL_LOCALITY, blend: true, sourcesPerHole: 1 });
     // Bare skin keeps only the copied texture's finest detail (~1.2% of the face width: pores,
     // grain) over an even tone; at 4% the copy's blocks and blotches still showed.
-    if (g === UNDER.skin && img !== an.image) evenTone(img, part, src, fine, jawShade(an));
+    if (g === UNDER.skin && img !== an.image) {
+      evenTone(img, part, src, fine, jawShade(an));
+      meetSkin(an, img, part, hole);
+    }
     // Clothing without a pattern at the copy's block scale loses the copy's blocks (BLOCKS).
     if (g === UNDER.clothing && img !== an.image && textureAround(an.image, part, src, fine) < PATTERNED) dropBlocks(img, part, src, fine, Math.round(BLOCKS * an.frame.scale));
     if (img !== an.image && marked.fills.length < 4) markFill(marked, part, src, holeAt, groups, g, W);
@@ -1000,6 +1008,82 @@ function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, r: numbe
 }
 
 /**
+ * How far (face widths) meetSkin's offset reaches into a skin fill from the skin it meets: past it
+ * the fill keeps evenTone's tone.
+ */
+const MEET_REACH = 0.08;
+/** How much darker than the face's skin (CIE L) skin beside a skin fill may be for meetSkin to match it. */
+const MEET_DARKER = 15;
+
+/**
+ * A skin fill meets the photo's own skin beside it without a seam: where a filled pixel has a
+ * 4-neighbour outside the hole that is skin (below), the difference between the two is measured,
+ * smoothed along the seam, interpolated over the part
+ * (pull-push) and added, fading out over MEET_REACH from where it was measured. evenTone's tone
+ * comes from the skin sources, the face's colour's (hair.ts skinColoured): a lit shoulder is too
+ * light to be one, and a filled shoulder was a flat patch a shade darker than the shoulder beside
+ * it, with a visible edge (s5-left). Only `part`'s pixels change.
+ */
+export function meetSkin(an: Pick<HeadAnalysis, 'image' | 'frame' | 'others' | 'hair' | 'skin'>, img: RgbImage, part: Uint8Array, hole: Uint8Array): void {
+  const { width: W, height: H, data } = img;
+  const box = grownMaskBox(part, W, H, 1);
+  if (!box) return;
+  const { x0, y0 } = box, bw = box.x1 - x0, bh = box.y1 - y0, n = bw * bh;
+  // Skin beside the fill: in the broad box of skin tones (steps/color.ts skinLike), clear of the
+  // old hair's mask, and not much darker than the face (brown wisps of hair beyond the parser's
+  // outline are skin-like too; matched to them, a filled neck darkened into a strand of hair).
+  const floor = srgbToLab(an.skin[0], an.skin[1], an.skin[2])[0] - MEET_DARKER;
+  const val = takePlane(3 * n), wt = takePlane(n);
+  const seed = takeBytes(n);
+  let any = false;
+  for (let y = 0; y < bh; y++) {
+    for (let x = 0, j = y * bw, i = (y + y0) * W + x0; x < bw; x++, j++, i++) {
+      if (!part[i]) continue;
+      let m = 0, s0 = 0, s1 = 0, s2 = 0;
+      for (const q of [x > 0 ? i - 1 : -1, x + x0 < W - 1 ? i + 1 : -1, y + y0 > 0 ? i - W : -1, y + y0 < H - 1 ? i + W : -1]) {
+        if (q < 0 || hole[q] || an.others[q] || an.hair[q]! > 20 || !skinLike(an.image.data[3 * q]!, an.image.data[3 * q + 1]!, an.image.data[3 * q + 2]!) || labAt(an.image.data, q)[0] < floor) continue;
+        (m++, (s0 += an.image.data[3 * q]!), (s1 += an.image.data[3 * q + 1]!), (s2 += an.image.data[3 * q + 2]!));
+      }
+      if (!m) continue;
+      val[3 * j] = s0 / m - data[3 * i]!;
+      val[3 * j + 1] = s1 / m - data[3 * i + 1]!;
+      val[3 * j + 2] = s2 / m - data[3 * i + 2]!;
+      wt[j] = 1;
+      seed[j] = 1;
+      any = true;
+    }
+  }
+  if (!any) return giveBack(val, wt, seed);
+  // Smoothed along the seam first (one pixel's difference is mostly the two sides' texture and
+  // grain: over ~2% of the face width, the seam's measured pixels only), then spread.
+  const planes = [takePlane(n), takePlane(n), takePlane(n), takePlane(n)];
+  for (let j = 0; j < n; j++) {
+    if (!wt[j]) continue;
+    for (let c = 0; c < 3; c++) planes[c]![j] = val[3 * j + c]!;
+    planes[3]![j] = 1;
+  }
+  boxBlurInPlace(planes, bw, bh, Math.max(1, Math.round(0.02 * an.frame.scale)));
+  for (let j = 0; j < n; j++) {
+    if (!wt[j]) continue;
+    for (let c = 0; c < 3; c++) val[3 * j + c] = planes[c]![j]! / planes[3]![j]!;
+  }
+  giveBack(...planes);
+  pullPush(bw, bh, val, wt);
+  const dist = chamfer(seed, bw, bh);
+  const reach = 3 * MEET_REACH * an.frame.scale;
+  for (let y = 0; y < bh; y++) {
+    for (let x = 0, j = y * bw, i = (y + y0) * W + x0; x < bw; x++, j++, i++) {
+      if (!part[i]) continue;
+      const f = Math.max(0, 1 - dist[j]! / reach);
+      if (!f) continue;
+      const w = f * f * (3 - 2 * f);
+      for (let c = 0; c < 3; c++) data[3 * i + c] = Math.max(0, Math.min(255, Math.round(data[3 * i + c]! + w * val[3 * j + c]!)));
+    }
+  }
+  giveBack(val, wt, seed);
+}
+
+/**
  * The fill group of each hole pixel (in holeAt's order): the most common group (UNDER, 0 counted
  * as background) among the hole's pixels within radius r (a square window, summed by integral
  * images over the hole's box); ties keep the pixel's own group.
@@ -1114,7 +1198,8 @@ function clothingColours(image: RgbImage, known: Uint8Array, x0: number, y0: num
  * cooler ramp (layer.tone), scaled to the photo's exposure, with grain of the photo's own
  * strength so the hair is not cleaner than the picture around it; on a soft photo (look.blur at
  * least MIN_BLUR) with its outline blurred alike (blurredComposite), fading over `keep`. With
- * `locks` (keptLocks), the old hair kept over the forehead is dyed first (dyeLocks).
+ * `locks` (keptLocks), the old hair kept over the forehead is dyed first (dyeLocks), but under
+ * shaved sides.
  */
 export function composite(base: RgbImage, layer: HairLayer, color: HairColor, look: Look, seed: number, opts: { inPlace?: boolean; keep?: Uint8Array; locks?: KeptLocks | null } = {}): RgbImage {
   // A long style in a dye with deeper shadows fades from the crown's deep ramps to the lengths'
@@ -1175,7 +1260,7 @@ export function composite(base: RgbImage, layer: HairLayer, color: HairColor, lo
     return rgb;
   };
   const W = base.width, H = base.height;
-  if (opts.locks) dyeLocks(data, opts.locks, flat, look, noise, HAIR_COLOR_TARGETS[color].swing);
+  if (opts.locks && !layer.shaved) dyeLocks(data, opts.locks, flat, look, noise, HAIR_COLOR_TARGETS[color].swing);
   if (look.blur >= MIN_BLUR) return blurredComposite(data, W, H, layer, look, hairAt, noise, opts.keep);
   const { x0, y0, x1, y1 } = layer.box;
   for (let y = y0; y < y1; y++) for (let i = y * W + x0, e = y * W + x1; i < e; i++) {

@@ -275,6 +275,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
   'Braided Crown': {
     name: 'Braided Crown',
     short: true,
+    naturalHairline: true,
     opacity: 1,
     wisps: 0.008,
     strands: 1,
@@ -285,8 +286,8 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       // The braid: a thick band along an arc over the crown, from ear to ear, standing off the head.
       const { r } = braidArc(u, v, c);
       const band = v < c.a.ears ? Math.abs(r - 1) * 0.6 - 0.08 : 1;
-      // The hair is pulled back, so its hairline shows: arched, as the short cuts'.
-      return intersect(union(sleek, band), allowedArea(u, v, c.a, archedHairline(c.a, u)));
+      // The hair is pulled back, so its hairline shows: the natural one, as the short cuts'.
+      return intersect(intersect(union(sleek, band), allowedArea(u, v, c.a, archedHairline(c.a, u))), -bareForehead(u, v, c.a));
     },
     flow(u, v, c) {
       const { cy, on } = braidArc(u, v, c);
@@ -588,6 +589,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
   Mohawk: {
     name: 'Mohawk',
     short: true,
+    naturalHairline: true,
     opacity: 1,
     wisps: 0.02,
     strands: 1,
@@ -603,7 +605,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       const w = Math.abs(u - m);
       const strip = Math.max(w - (0.12 - 0.04 * smooth(a.forehead, top, v)), top + spikes - v, v - (a.forehead - 0.02));
       const back = intersect(w - 0.12, cap(u, v, c, 0, 0.05, a.ears - 0.15));
-      return intersect(union(strip, back), allowedArea(u, v, a, hairline(a)));
+      return intersect(intersect(union(strip, back), allowedArea(u, v, a, hairline(a))), -bareForehead(u, v, a));
     },
     flow(u, v, c) {
       const m = c.a.midline;
@@ -656,6 +658,7 @@ export const STUBBLE_SHADE = -0.2;
 export const SHAVED_SIDES: Template = {
   name: 'Mohawk',
   short: true,
+  naturalHairline: true,
   opacity: 0.94,
   wisps: 0.003,
   // Stubble: bristles of about 1% of the face width (without them the scalp was a flat beige cap),
@@ -667,7 +670,7 @@ export const SHAVED_SIDES: Template = {
   strandLength: 0.012,
   bulk: { cy: 0.2, rx: 0.6, ry: 0.77 },
   sdf(u, v, c) {
-    return intersect(union(cap(u, v, c, -0.025, -0.02, c.a.ears - 0.06), sideburns(u, v, c, 0.1, 0.04)), allowedArea(u, v, c.a, hairline(c.a)));
+    return intersect(intersect(union(cap(u, v, c, -0.025, -0.02, c.a.ears - 0.06), sideburns(u, v, c, 0.1, 0.04)), allowedArea(u, v, c.a, hairline(c.a))), -bareForehead(u, v, c.a));
   },
   flow(u, v, c) {
     return fromCrown(u, v, c);
