@@ -213,7 +213,7 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
 
   // Compose: face, hair and hands in front; old clothing removed where uncovered; the photo's light.
   const front = union(protect, parts.hands);
-  const layer = await t.time('composite', () => layerParts(W, H, warped, front));
+  const layer = await t.time('composite', () => layerParts(W, H, warped, front, Math.round(SPECK * body.size * body.size)));
   const removal = await t.time('removal', () => {
     const skinLike = skinMask(image, skin, parts.band, Math.max(1, Math.round(0.02 * body.size)));
     const clothing = andNot(instance, protect, skinLike);
@@ -223,6 +223,13 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
   const result = await t.time('composite', () => shadeAndBlend(image, removal.image, layer, body.size));
   return { image, result, person, body, protect, garment, parts, warped, layer, hole: removal.hole, filled: removal.filled, crop };
 }
+
+/**
+ * The largest island of garment coverage (in body sizes squared) that layerParts clears as a
+ * speck: the specks where an arm's skin has gaps reach 0.005 (up to ~23 px across on s5-red-top);
+ * a piece of garment between an arm and the waist is a few hundredths.
+ */
+const SPECK = 0.006;
 
 /** Coverage 0..1 as 0..255 (a typed loop: Uint8Array.from with a mapper cost ~200 ms at 1 MP). */
 function alphaMask(alpha: Float32Array): Uint8Array {
