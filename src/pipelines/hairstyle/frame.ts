@@ -134,6 +134,12 @@ export function rollDegrees(f: Frame): number {
  * here, so a short cut's hair still meets what the old hair may have hidden.
  */
 export const NATURAL_HAIRLINE = 0.1;
+/**
+ * How far below the forehead landmark (face widths) the oval is as wide as the forehead: above the
+ * landmark (the oval's top) the forehead is taken that wide, up to the natural hairline. The oval's
+ * own width there is its topmost points', a narrow column.
+ */
+export const FOREHEAD_WIDTH_BELOW = 0.1;
 
 export function anchorsOf(f: Frame, lm: ReadonlyArray<readonly [number, number, number]>): Anchors {
   const uv = (i: number) => toFrame(f, lm[i]![0], lm[i]![1]);

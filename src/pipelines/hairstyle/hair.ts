@@ -20,7 +20,8 @@ import { labAt, skinLike } from '../../steps/color.ts';
 import type { Face } from '../../steps/face-detection.ts';
 import { CELEBAMASK_CLASSES, CLASS, parseFaceSoon, softClassMask, type FaceParse, type FaceParsingParams } from '../../steps/face-parsing.ts';
 import { segmentPersonSoon } from '../../steps/person-segmentation.ts';
-import { NATURAL_HAIRLINE, frameBox, frameU, frameV, fromFrame, jawLine, rollDegrees, type Anchors, type Frame } from './frame.ts';
+import { FOREHEAD_WIDTH_BELOW, NATURAL_HAIRLINE, frameBox, frameU, frameV, fromFrame, jawLine, rollDegrees, type Anchors, type Frame } from './frame.ts';
+import { smooth } from './templates.ts';
 
 /** Fill groups: what a removed hair pixel most likely hides. 0 = nothing to fill. */
 export const UNDER = { background: 1, skin: 2, clothing: 3 } as const;
@@ -761,8 +762,15 @@ function underFrom(h: Head, known: Uint8Array, parsed: Uint8Array | null, hair: 
       // hairline's height the forehead goes on as wide as the oval a little below it: the oval's
       // own width at its top is its topmost points', and the hair over a forehead that a short
       // cut's hairline shows was filled with the wall beside the head (dark blocks at the temples).
-      const width = anchors.ovalHalfWidth(v >= top - NATURAL_HAIRLINE - 0.03 ? top + 0.1 : top, u);
-      const skull = v >= top ? Math.abs(u) < anchors.ovalHalfWidth(v, u) + 0.035 : Math.hypot(u / (0.9 * width), (v - top) / 0.3) < 1;
+      let skull: boolean;
+      if (v >= top) skull = Math.abs(u) < anchors.ovalHalfWidth(v, u) + 0.035;
+      else {
+        // The forehead's width up to the natural hairline, easing into the oval's top's above it
+        // (a step there was a step in the fill at the temples, under the Mohawk's sheer sides).
+        const w0 = anchors.ovalHalfWidth(top, u), w1 = anchors.ovalHalfWidth(top + FOREHEAD_WIDTH_BELOW, u);
+        const width = w0 + (w1 - w0) * smooth(top - NATURAL_HAIRLINE - 0.08, top - NATURAL_HAIRLINE - 0.03, v);
+        skull = Math.hypot(u / (0.9 * width), (v - top) / 0.3) < 1;
+      }
       under[i] = skull ? UNDER.skin : UNDER.background;
     }
   }

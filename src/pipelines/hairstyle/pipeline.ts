@@ -19,7 +19,7 @@ import { stageTimer } from '../../domain/stage-timer.ts';
 import { jsonFile, maskFile, pictureFile } from '../output.ts';
 import { definePipeline } from '../types.ts';
 import { analyze } from './analysis.ts';
-import { alphaMask, composite, drawHair, fillRemoved, keptLocks, opaqueCover, placeHair, releaseLayer, removalMask, type HairLayer } from './render.ts';
+import { alphaMask, composite, drawHair, fillRemoved, keptLocks, opaqueCover, placeHair, releaseLayer, removal, type HairLayer } from './render.ts';
 import { hairstyleSpec } from './spec.ts';
 import { variantFor } from './templates.ts';
 
@@ -68,10 +68,10 @@ export const hairstyle = definePipeline(hairstyleSpec, async (ctx, input, files)
     if (keep) layers[k] = layer;
     else releaseLayer(layer);
   }
-  const hole = await t.time('removal', () => removalMask(analysis, covered!, input.hair_color));
+  const { hole, locks: kept } = await t.time('removal', () => removal(analysis, covered!, input.hair_color));
   const filled = await t.time('removal', () => fillRemoved(analysis, hole, seed, look));
   // The old hair kept over the forehead, dyed with each picture's hair.
-  const locks = keptLocks(analysis, hole);
+  const locks = await t.time('removal', () => keptLocks(analysis, hole, kept));
   for (let k = 0; k < n; k++) {
     const layer = layers[k] ?? (await t.time('render', () => place(k)));
     // The fill is this task's own copy (unless nothing was filled): the last picture draws its hair

@@ -19,7 +19,7 @@ import { giveBack, takeBytes, takeInts, takePlane } from '../../imaging/scratch.
 import { HAIR_COLOR_TARGETS, labAt, shadeRamp, skinLike, srgbToLab } from '../../steps/color.ts';
 import { patchFill, pullPush } from '../../steps/patch-fill.ts';
 import { UNDER, skinColoured } from './hair.ts';
-import { NATURAL_HAIRLINE, frameBox, frameU, frameV, fromFrame, jawLine, type Anchors, type Frame } from './frame.ts';
+import { FOREHEAD_WIDTH_BELOW, NATURAL_HAIRLINE, frameBox, frameU, frameV, fromFrame, jawLine, type Anchors, type Frame } from './frame.ts';
 import { SHAVED_SIDES, STUBBLE_SHADE, TEMPLATES, hash2, noise1, noise2, smooth, type Template, type Variant } from './templates.ts';
 import type { Hairstyle } from '../../domain/job.ts';
 import { drawEars } from './ears.ts';
@@ -76,8 +76,9 @@ export interface HairLayer {
    */
   short: boolean;
   /**
-   * Shaved sides (the Mohawk's): a lock of her hair kept over the temple stays in her own colour
-   * (the sides are her own colour's stubble), not dyed the strip's (a green streak at each temple).
+   * Shaved sides (the Mohawk's): a lock of her hair kept over the forehead stays in her own colour
+   * (the sides are her own colour's stubble), not dyed the strip's (a green streak at each temple);
+   * the whole layer's locks, the strip's too (it is narrow: a lock at the midline is rare).
    */
   shaved: boolean;
   /**
@@ -158,7 +159,7 @@ function rasterize(an: HeadGeometry, look: Pick<Look, 'lightSide'>, t: Template,
   // above the oval's top: a natural hairline lies above FaceMesh's forehead landmark, across the
   // forehead's width (bareForehead).
   const foreheadTop = a.forehead - 0.08 - (t.naturalHairline ? NATURAL_HAIRLINE : 0);
-  const widthAt = t.naturalHairline ? a.forehead + 0.1 : a.forehead;
+  const widthAt = t.naturalHairline ? a.forehead + FOREHEAD_WIDTH_BELOW : a.forehead;
   const seed = p.seed;
   // Bounding box of the frame region any template can reach, in pixels.
   const { x0, x1, y0, y1 } = frameBox(f, -1.25, 1.25, a.forehead - 1.2, a.chin + 1.8, W, H);
@@ -218,8 +219,8 @@ function rasterize(an: HeadGeometry, look: Pick<Look, 'lightSide'>, t: Template,
             clump = noise2(across * 28, along * 2.5, seed + 11) * 2 - 1;
             fibre = noise1(across * fibreF + 3 * noise1(along * 3, seed + 7), seed + 13);
           }
-          // On the forehead (inside the face oval) near its top the outline is the hairline, where
-          // hair grows from: soft, fine hairs. Lower down it is a fringe's ends: clumped like any tips.
+          // On the forehead (inside the face oval, or above its top as wide as the forehead for a
+          // natural hairline) near its top the outline is the hairline, where hair grows from: soft, fine hairs. Lower down it is a fringe's ends: clumped like any tips.
           // Short styles' temples and sideburns beside the face are hairline too: hair grows there.
           const onForehead =
             (v < a.forehead + 0.09 && v > foreheadTop && Math.abs(u) < a.ovalHalfWidth(Math.max(v, widthAt), u) + 0.02) ||
@@ -412,9 +413,12 @@ export function drawHair(an: HeadGeometry, look: Pick<Look, 'lightSide'>, style:
   const n = an.image.width * an.image.height;
   // Planes from the thread's pool (imaging/scratch.ts): the pipeline gives them back (releaseLayer)
   // once a picture is encoded.
-  const layer: HairLayer = { alpha: takePlane(n), shade: takePlane(n), shadow: new Float32Array(0), stubble: takePlane(n), tone: takePlane(n), sheen: takePlane(n), box: { x0: an.image.width, y0: an.image.height, x1: 0, y1: 0 }, short: TEMPLATES[style].short, shaved: style === 'Mohawk', crown: TEMPLATES[style].short ? null : { frame: an.frame, from: an.anchors.ears - CROWN_FADE.above, to: an.anchors.ears + CROWN_FADE.below } };
+  const layer: HairLayer = { alpha: takePlane(n), shade: takePlane(n), shadow: new Float32Array(0), stubble: takePlane(n), tone: takePlane(n), sheen: takePlane(n), box: { x0: an.image.width, y0: an.image.height, x1: 0, y1: 0 }, short: TEMPLATES[style].short, shaved: false, crown: TEMPLATES[style].short ? null : { frame: an.frame, from: an.anchors.ears - CROWN_FADE.above, to: an.anchors.ears + CROWN_FADE.below } };
   rasterize(an, look, TEMPLATES[style], p, layer, false);
-  if (style === 'Mohawk') rasterize(an, look, SHAVED_SIDES, p, layer, true);
+  if (style === 'Mohawk') {
+    rasterize(an, look, SHAVED_SIDES, p, layer, true);
+    layer.shaved = true;
+  }
   return layer;
 }
 
@@ -492,6 +496,11 @@ export function opaqueCover(layer: HairLayer, into?: Uint8Array): Uint8Array {
  * (keepLocks): slanted ones only where the new colour is near the old hair's (LOCK_SAME_COLOUR).
  */
 export function removalMask(an: HeadAnalysis, covered: Uint8Array, color: HairColor): Uint8Array {
+  return removal(an, covered, color).hole;
+}
+
+/** removalMask's hole, and the locks it keeps (keepLocks' grown mask; null without any): keptLocks dyes them. */
+export function removal(an: HeadAnalysis, covered: Uint8Array, color: HairColor): { hole: Uint8Array; locks: Uint8Array | null } {
   const { width: W, height: H } = an.image;
   const raw = new Uint8Array(W * H);
   for (let i = 0; i < raw.length; i++) raw[i] = an.hair[i]! > 77 && !covered[i] ? 1 : 0;
@@ -503,7 +512,7 @@ export function removalMask(an: HeadAnalysis, covered: Uint8Array, color: HairCo
   // Around a kept lock the grown edge keeps the photo (the lock's own soft edge), but for old hair
   // still to remove.
   for (let i = 0; i < grown.length; i++) if (an.protect[i] || an.others[i] || (locks?.[i] && !raw[i])) grown[i] = 0;
-  return grown;
+  return { hole: grown, locks };
 }
 
 /**
@@ -527,24 +536,25 @@ export interface KeptLocks {
  * black lock under a brown or blonde Crew Cut read as her own hair under a wig. Its light and dark
  * are the photo's (dL, its CIE L about the old hair's median), its coverage the old hair's soft
  * mask fading to none towards the brows (KEPT_DYE), so the lock's ends below them keep her own
- * colour. Only the old hair the removal left (not `hole`), off the protected face and other
- * people, above the brows and within the face's width (the locks' own bounds, keepLocks). Null
- * where there is none.
+ * colour. Only within the locks keepLocks kept (`locks`, grown by the removal's margin: their own
+ * soft edge; the old hair's faint edge beyond it, on the forehead's skin, is not tinted), off the
+ * hole, the protected face and other people. Null where there is none.
  */
-export function keptLocks(an: HeadAnalysis, hole: Uint8Array): KeptLocks | null {
+export function keptLocks(an: HeadAnalysis, hole: Uint8Array, locks: Uint8Array | null): KeptLocks | null {
+  if (!locks) return null;
   const { frame, anchors, hair } = an;
   const { width: W, height: H, data } = an.image;
-  const top = anchors.forehead - NATURAL_HAIRLINE, bottom = anchors.brows - KEPT_DYE.none;
-  const reach = anchors.ovalHalfWidth(anchors.brows) + LOCK_MARGIN + 0.03;
-  const { x0, y0, x1, y1 } = frameBox(frame, -reach, reach, top, bottom, W, H);
+  const box = maskBox(locks, W, H);
+  if (!box) return null;
+  const bottom = anchors.brows - KEPT_DYE.none;
   const L0 = srgbToLab(...an.hairColour)[0]!;
   const at: number[] = [], alpha: number[] = [], dL: number[] = [];
-  for (let y = y0; y < y1; y++) {
-    for (let x = x0, i = y * W + x0; x < x1; x++, i++) {
+  for (let y = box.y; y < box.y + box.height; y++) {
+    for (let x = box.x, i = y * W + box.x; x < box.x + box.width; x++, i++) {
       const h = hair[i]!;
-      if (!h || hole[i] || an.protect[i] || an.others[i]) continue;
+      if (!locks[i] || !h || hole[i] || an.protect[i] || an.others[i]) continue;
       const v = frameV(frame, x + 0.5, y + 0.5);
-      if (v < top || v >= bottom || Math.abs(frameU(frame, x + 0.5, y + 0.5)) > reach) continue;
+      if (v >= bottom) continue;
       const a = (h / 255) * (1 - smooth(anchors.brows - KEPT_DYE.full, bottom, v));
       if (a <= 0.004) continue;
       at.push(i), alpha.push(a), dL.push(labAt(data, i)[0]! - L0);
@@ -581,8 +591,8 @@ const LOCK_MARGIN = 0.045;
  * above the brows only, it was a slab of old hair on the cheek cut off straight at the brow line,
  * under a band of filled forehead. Only locks (old hair along a line from the pixel down to
  * LOCK_BELOW under the brows, at one of `slopes`: halfway to the brows, at them, and halfway
- * and LOCK_BELOW below them), not a fringe ending at the brows; only between the forehead's top
- * and the brows, inside the face's width. Clears the locks from `raw` (the hair to remove) and
+ * and LOCK_BELOW below them), not a fringe ending at the brows; only between the natural hairline
+ * (NATURAL_HAIRLINE above the forehead landmark) and the brows, inside the face's width. Clears the locks from `raw` (the hair to remove) and
  * returns them grown by the removal's margin `r`: the removal's grown edge must not eat into them.
  */
 function keepLocks(an: HeadAnalysis, raw: Uint8Array, r: number, slopes: readonly number[]): Uint8Array | null {
@@ -1040,7 +1050,9 @@ export function meetSkin(an: Pick<HeadAnalysis, 'image' | 'frame' | 'others' | '
     for (let x = 0, j = y * bw, i = (y + y0) * W + x0; x < bw; x++, j++, i++) {
       if (!part[i]) continue;
       let m = 0, s0 = 0, s1 = 0, s2 = 0;
-      for (const q of [x > 0 ? i - 1 : -1, x + x0 < W - 1 ? i + 1 : -1, y + y0 > 0 ? i - W : -1, y + y0 < H - 1 ? i + W : -1]) {
+      // The four neighbours in turn, without an array per pixel (as morphology.ts eachComponent).
+      for (let k = 0; k < 4; k++) {
+        const q = k === 0 ? (x + x0 > 0 ? i - 1 : -1) : k === 1 ? (x + x0 < W - 1 ? i + 1 : -1) : k === 2 ? (y + y0 > 0 ? i - W : -1) : y + y0 < H - 1 ? i + W : -1;
         if (q < 0 || hole[q] || an.others[q] || an.hair[q]! > 20 || !skinLike(an.image.data[3 * q]!, an.image.data[3 * q + 1]!, an.image.data[3 * q + 2]!) || labAt(an.image.data, q)[0] < floor) continue;
         (m++, (s0 += an.image.data[3 * q]!), (s1 += an.image.data[3 * q + 1]!), (s2 += an.image.data[3 * q + 2]!));
       }
@@ -1055,7 +1067,7 @@ export function meetSkin(an: Pick<HeadAnalysis, 'image' | 'frame' | 'others' | '
   }
   if (!any) return giveBack(val, wt, seed);
   // Smoothed along the seam first (one pixel's difference is mostly the two sides' texture and
-  // grain: over ~2% of the face width, the seam's measured pixels only), then spread.
+  // grain: a box of radius 2% of the face width, the seam's measured pixels only), then spread.
   const planes = [takePlane(n), takePlane(n), takePlane(n), takePlane(n)];
   for (let j = 0; j < n; j++) {
     if (!wt[j]) continue;
@@ -1198,8 +1210,8 @@ function clothingColours(image: RgbImage, known: Uint8Array, x0: number, y0: num
  * cooler ramp (layer.tone), scaled to the photo's exposure, with grain of the photo's own
  * strength so the hair is not cleaner than the picture around it; on a soft photo (look.blur at
  * least MIN_BLUR) with its outline blurred alike (blurredComposite), fading over `keep`. With
- * `locks` (keptLocks), the old hair kept over the forehead is dyed first (dyeLocks), but under
- * shaved sides.
+ * `locks` (keptLocks), the old hair kept over the forehead is dyed first (dyeLocks), except on a
+ * layer with shaved sides (the Mohawk).
  */
 export function composite(base: RgbImage, layer: HairLayer, color: HairColor, look: Look, seed: number, opts: { inPlace?: boolean; keep?: Uint8Array; locks?: KeptLocks | null } = {}): RgbImage {
   // A long style in a dye with deeper shadows fades from the crown's deep ramps to the lengths'
@@ -1260,7 +1272,7 @@ export function composite(base: RgbImage, layer: HairLayer, color: HairColor, lo
     return rgb;
   };
   const W = base.width, H = base.height;
-  if (opts.locks && !layer.shaved) dyeLocks(data, opts.locks, flat, look, noise, HAIR_COLOR_TARGETS[color].swing);
+  if (opts.locks && !layer.shaved) dyeLocks(data, opts.locks, shadeRamp(color, 0, 1, 0, false), look, noise, HAIR_COLOR_TARGETS[color].swing);
   if (look.blur >= MIN_BLUR) return blurredComposite(data, W, H, layer, look, hairAt, noise, opts.keep);
   const { x0, y0, x1, y1 } = layer.box;
   for (let y = y0; y < y1; y++) for (let i = y * W + x0, e = y * W + x1; i < e; i++) {
@@ -1277,8 +1289,9 @@ export function composite(base: RgbImage, layer: HairLayer, color: HairColor, lo
 const NO_HAIR = new Float64Array(3);
 
 /**
- * The kept locks (keptLocks) dyed: each pixel towards the colour's ramp (its lengths' ramp, without
- * the per-strand variation: the photo's strands are the lock's own) at the shade its own lightness
+ * The kept locks (keptLocks) dyed: each pixel towards the colour's ramp (`ramp`: a long style's
+ * lengths', without the deeper shadows of a short style's or a dyed crown's, nor the per-strand
+ * variation: the photo's strands are the lock's own) at the shade its own lightness
  * gives (dL over the colour's swing, so its light and dark keep the photo's), exposed as the new
  * hair is and grained alike, with the lock's coverage; under the new hair (drawn after it).
  */
@@ -1372,9 +1385,9 @@ function blurredComposite(data: Uint8Array, W: number, H: number, layer: HairLay
  * old hair it leaves, the fill, the kept locks dyed, the hair composited (the demo's sheets).
  */
 export function pictureOf(an: HeadAnalysis, layer: HairLayer, color: HairColor, look: Look, seed: number): { picture: RgbImage; hole: Uint8Array; filled: RgbImage } {
-  const hole = removalMask(an, opaqueCover(layer), color);
+  const { hole, locks } = removal(an, opaqueCover(layer), color);
   const filled = fillRemoved(an, hole, seed, look);
-  const picture = composite(filled, layer, color, look, seed, { keep: an.protect, locks: keptLocks(an, hole) });
+  const picture = composite(filled, layer, color, look, seed, { keep: an.protect, locks: keptLocks(an, hole, locks) });
   return { picture, hole, filled };
 }
 

@@ -12,7 +12,7 @@
 // Short styles reach down the temples to the ear tops (a cap that stops above them reads as a hat).
 // A change that alters the pictures needs an algorithm_version bump (golden outputs check it).
 import type { Hairstyle } from '../../domain/job.ts';
-import { NATURAL_HAIRLINE, type Anchors } from './frame.ts';
+import { FOREHEAD_WIDTH_BELOW, NATURAL_HAIRLINE, type Anchors } from './frame.ts';
 
 export interface Variant {
   /** Parting position (frame units, - is the image-left side). */
@@ -217,13 +217,15 @@ export function allowedArea(u: number, v: number, a: Anchors, fringe: number): n
 // --- the 12 templates ----------------------------------------------------------------------------
 const hairline = (a: Anchors) => a.forehead + 0.03;
 /**
- * The hairline arched, rising towards the temples (`lift` higher at the centre too): where it
- * shows (short cuts, hair pulled back), a straight cut across the forehead read as a cap's rim or a
- * fringe under a bonnet.
+ * The hairline arched, rising towards the temples (`lift` higher at the centre too): a straight cut
+ * across the forehead read as a cap's rim or a fringe under a bonnet. Where a style shows the
+ * natural hairline (bareForehead) that sets the line across the forehead, and the arch only keeps
+ * the hair off the face at the temples.
  */
 const archedHairline = (a: Anchors, u: number, lift = 0) => hairline(a) - lift - 0.8 * u * u;
 /**
- * The bare forehead under a cut that shows the hairline (Crew Cut, Buzz Cut): a superellipse
+ * The bare forehead under a style that shows the hairline (the Crew Cut, the Buzz Cut, the Braided
+ * Crown's pulled-back hair, the Mohawk's strip and shaved sides): a superellipse
  * (exponent 3: flat across the top, rounded at the temples) from the brows up to the natural
  * hairline, NATURAL_HAIRLINE above FaceMesh's forehead landmark, between the face oval's sides a
  * little below that landmark. Hair cut down to the landmark itself (the old arched line)
@@ -232,13 +234,25 @@ const archedHairline = (a: Anchors, u: number, lift = 0) => hairline(a) - lift -
  * negative on the bare forehead.
  */
 function bareForehead(u: number, v: number, a: Anchors): number {
-  const cy = a.brows;
-  const ry = cy - (a.forehead - NATURAL_HAIRLINE);
-  // Between the oval's sides a little below its top (each side's own: a turned face's near side is wider).
-  const at = a.forehead + 0.1, left = a.ovalHalfWidth(at, -1), right = a.ovalHalfWidth(at, 1);
-  const rx = (left + right) / 2, cx = (right - left) / 2;
+  const { cx, cy, rx, ry } = foreheadShape(a);
   const X = Math.abs(u - cx) / rx, Y = Math.abs(v - cy) / ry;
   return (Math.cbrt(X * X * X + Y * Y * Y) - 1) * Math.min(rx, ry);
+}
+
+/**
+ * bareForehead's superellipse for a head, worked out once (it is evaluated per pixel): from the
+ * brows up to the natural hairline, between the oval's sides FOREHEAD_WIDTH_BELOW under its top
+ * (each side's own: a turned face's near side is wider).
+ */
+const FOREHEAD_SHAPES = new WeakMap<Anchors, { cx: number; cy: number; rx: number; ry: number }>();
+function foreheadShape(a: Anchors): { cx: number; cy: number; rx: number; ry: number } {
+  let shape = FOREHEAD_SHAPES.get(a);
+  if (!shape) {
+    const at = a.forehead + FOREHEAD_WIDTH_BELOW, left = a.ovalHalfWidth(at, -1), right = a.ovalHalfWidth(at, 1);
+    shape = { cx: (right - left) / 2, cy: a.brows, rx: (left + right) / 2, ry: a.brows - (a.forehead - NATURAL_HAIRLINE) };
+    FOREHEAD_SHAPES.set(a, shape);
+  }
+  return shape;
 }
 /** Parted hair: from the parting down each side, turning to fall straight below the ears. */
 const parted = (u: number, v: number, c: TemplateContext, fall: number) => {

@@ -7,7 +7,8 @@ import { copyBytes, type RgbImage } from '../../imaging/image.ts';
 import { patchFill } from '../../steps/patch-fill.ts';
 import { andNot, area, union } from './masks.ts';
 import { cuffFade, type Cuff, type PartName } from './parts.ts';
-import { open, type Region } from '../../imaging/morphology.ts';
+import { eachComponent, open, type Region } from '../../imaging/morphology.ts';
+import { giveBack, takeBytes } from '../../imaging/scratch.ts';
 import { boxBlur as blur } from '../../imaging/blur.ts';
 
 /** A box of the photo: x0..x1, y0..y1 inclusive. */
@@ -74,8 +75,11 @@ function over(alpha: Float32Array, rgb: Float32Array, W: number, warped: Float32
   }
 }
 
-/** Layers the warped parts (each clipped) and keeps `front` (face, hair, hands) uncovered. */
-export function layerParts(W: number, H: number, parts: Array<{ warped: Float32Array; region: Region; clip: Uint8Array; cuff?: Cuff }>, front: Uint8Array, maxSpeck = 0): GarmentLayer {
+/**
+ * Layers the warped parts (each clipped) and keeps `front` (face, hair, hands) uncovered; with
+ * `specks`, islands of coverage under `maxArea` pixels cleared but beside `seenThrough` (dropSpecks).
+ */
+export function layerParts(W: number, H: number, parts: Array<{ warped: Float32Array; region: Region; clip: Uint8Array; cuff?: Cuff }>, front: Uint8Array, specks?: { maxArea: number; seenThrough: Uint8Array }): GarmentLayer {
   const alpha = new Float32Array(W * H);
   const rgb = new Float32Array(W * H * 3);
   for (const { warped, region, clip, cuff } of parts) over(alpha, rgb, W, warped, region, clip, cuff);
@@ -89,7 +93,7 @@ export function layerParts(W: number, H: number, parts: Array<{ warped: Float32A
     (box.x1 = Math.max(box.x1, g.x + g.width - 1)), (box.y1 = Math.max(box.y1, g.y + g.height - 1));
   }
   for (let y = box.y0; y <= box.y1; y++) for (let i = y * W + box.x0; i <= y * W + box.x1; i++) if (front[i]) alpha[i] = 0;
-  if (maxSpeck > 0) dropSpecks(alpha, W, box, maxSpeck);
+  if (specks) dropSpecks(alpha, W, box, specks.seenThrough, specks.maxArea);
   // Anti-aliased edges: a 3x3 mean of the coverage, never onto what stays in front.
   const c = grow(box, 2, W, H), keep = grow(box, 1, W, H);
   const crop = cropOf(alpha, W, c);
@@ -116,34 +120,32 @@ export function layerParts(W: number, H: number, parts: Array<{ warped: Float32A
 }
 
 /**
- * Islands of coverage (4-connected, under `maxArea` pixels, not touching `box`'s edge) cleared:
- * where the arm in front of the torso is cut out of it by its skin (parts.ts armSkin), the skin's
- * gaps (a shadow, a highlight, a fold off the skin's colour) let the garment through as specks on
- * the arm (s5-red-top's upper arm: white dots of a striped T-shirt). A cleared speck shows the
- * photo: the arm. Within `box` (the parts' regions), in place.
+ * Islands of coverage (4-connected, under `maxArea` pixels, not touching `box`'s edge nor
+ * `seenThrough`) cleared: where the arm in front of the torso is cut out of it by its skin
+ * (parts.ts armSkin), the skin's gaps (a shadow, a highlight, a fold off the skin's colour) let the
+ * garment through as specks on the arm (s5-red-top's upper arm: white dots of a striped T-shirt;
+ * around person-standing's hand on her dress, hands MAD 0.59 -> 0.10). A cleared speck shows the
+ * photo: the arm. An island beside `seenThrough` (the face and hair: the garment between strands of
+ * hair over the chest) is the garment seen through it, and stays. Within `box` (the parts'
+ * regions), in place.
  */
-function dropSpecks(alpha: Float32Array, W: number, box: Box, maxArea: number): void {
+function dropSpecks(alpha: Float32Array, W: number, box: Box, seenThrough: Uint8Array, maxArea: number): void {
   const bw = box.x1 - box.x0 + 1, bh = box.y1 - box.y0 + 1;
   const at = (j: number) => (((j / bw) | 0) + box.y0) * W + (j % bw) + box.x0;
-  const seen = new Uint8Array(bw * bh);
-  const comp: number[] = [];
-  for (let s = 0; s < seen.length; s++) {
-    if (seen[s] || !(alpha[at(s)]! > 0)) continue;
-    comp.length = 0;
-    comp.push(s);
-    seen[s] = 1;
-    let edge = false;
-    for (let k = 0; k < comp.length; k++) {
-      const j = comp[k]!, x = j % bw, y = (j - x) / bw;
-      if (x === 0 || y === 0 || x === bw - 1 || y === bh - 1) edge = true;
-      if (x > 0 && !seen[j - 1] && alpha[at(j - 1)]! > 0) (seen[j - 1] = 1), comp.push(j - 1);
-      if (x < bw - 1 && !seen[j + 1] && alpha[at(j + 1)]! > 0) (seen[j + 1] = 1), comp.push(j + 1);
-      if (y > 0 && !seen[j - bw] && alpha[at(j - bw)]! > 0) (seen[j - bw] = 1), comp.push(j - bw);
-      if (y < bh - 1 && !seen[j + bw] && alpha[at(j + bw)]! > 0) (seen[j + bw] = 1), comp.push(j + bw);
+  const covered = takeBytes(bw * bh);
+  for (let j = 0; j < covered.length; j++) if (alpha[at(j)]! > 0) covered[j] = 1;
+  eachComponent(covered, bw, (comp) => {
+    if (comp.length >= maxArea) return;
+    for (const j of comp) {
+      const x = j % bw, y = (j - x) / bw;
+      if (x === 0 || y === 0 || x === bw - 1 || y === bh - 1) return;
+      // A 4-neighbour seen through (off the box's edge, so inside the photo).
+      const i = at(j);
+      if (seenThrough[i - 1] || seenThrough[i + 1] || seenThrough[i - W] || seenThrough[i + W]) return;
     }
-    if (edge || comp.length >= maxArea) continue;
     for (const j of comp) alpha[at(j)] = 0;
-  }
+  });
+  giveBack(covered);
 }
 
 /**

@@ -213,7 +213,7 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
 
   // Compose: face, hair and hands in front; old clothing removed where uncovered; the photo's light.
   const front = union(protect, parts.hands);
-  const layer = await t.time('composite', () => layerParts(W, H, warped, front, Math.round(SPECK * body.size * body.size)));
+  const layer = await t.time('composite', () => layerParts(W, H, warped, front, { maxArea: Math.round(SPECK * body.size * body.size), seenThrough: protect }));
   const removal = await t.time('removal', () => {
     const skinLike = skinMask(image, skin, parts.band, Math.max(1, Math.round(0.02 * body.size)));
     const clothing = andNot(instance, protect, skinLike);
