@@ -19,7 +19,7 @@ import { stageTimer } from '../../domain/stage-timer.ts';
 import { jsonFile, maskFile, pictureFile } from '../output.ts';
 import { definePipeline } from '../types.ts';
 import { analyze } from './analysis.ts';
-import { alphaMask, composite, drawHair, fillRemoved, keptLocks, opaqueCover, placeHair, releaseLayer, removal, type HairLayer } from './render.ts';
+import { alphaMask, composite, drawHair, fillRemoved, finishLocks, opaqueCover, placeHair, releaseLayer, removal, type HairLayer } from './render.ts';
 import { hairstyleSpec } from './spec.ts';
 import { variantFor } from './templates.ts';
 
@@ -70,8 +70,9 @@ export const hairstyle = definePipeline(hairstyleSpec, async (ctx, input, files)
   }
   const { hole, locks: kept } = await t.time('removal', () => removal(analysis, covered!, input.hair_color));
   const filled = await t.time('removal', () => fillRemoved(analysis, hole, seed, look));
-  // The old hair kept over the forehead, dyed with each picture's hair.
-  const locks = await t.time('removal', () => keptLocks(analysis, hole, kept));
+  // The old hair kept over the forehead: its cut ends tapered into the fill, and dyed with each
+  // picture's hair.
+  const locks = await t.time('removal', () => finishLocks(analysis, filled, hole, kept));
   for (let k = 0; k < n; k++) {
     const layer = layers[k] ?? (await t.time('render', () => place(k)));
     // The fill is this task's own copy (unless nothing was filled): the last picture draws its hair

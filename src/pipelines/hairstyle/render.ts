@@ -7,7 +7,8 @@
 //                  part as soft as its sources beside it (imaging/blur matchSharpness), the seams
 //                  between the parts as soft as the photo's own edges (softenSeams), and the ears
 //                  the old hair hid drawn over it (ears.ts)
-//   keptLocks      the old hair kept over the forehead (locks over the face), dyed by composite
+//   finishLocks    the old hair kept over the forehead (locks over the face): its cut ends tapered
+//                  into the fill; dyed by composite
 //   composite      the filled photo, the kept locks dyed the new colour, contact shadow, then the
 //                  hair recoloured in CIE Lab, grained, its outline blurred to the photo's focus on
 //                  a soft photo
@@ -499,7 +500,7 @@ export function removalMask(an: HeadAnalysis, covered: Uint8Array, color: HairCo
   return removal(an, covered, color).hole;
 }
 
-/** removalMask's hole, and the locks it keeps (keepLocks' grown mask; null without any): keptLocks dyes them. */
+/** removalMask's hole, and the locks it keeps (keepLocks' grown mask; null without any): finishLocks dyes them. */
 export function removal(an: HeadAnalysis, covered: Uint8Array, color: HairColor): { hole: Uint8Array; locks: Uint8Array | null } {
   const { width: W, height: H } = an.image;
   const raw = new Uint8Array(W * H);
@@ -523,7 +524,7 @@ export function removal(an: HeadAnalysis, covered: Uint8Array, color: HairColor)
  */
 const KEPT_DYE = { full: 0.12, none: 0.03 };
 
-/** The old hair kept over the forehead (keptLocks): its pixels, coverage and CIE L about the old hair's median. */
+/** The old hair kept over the forehead (finishLocks): its pixels, coverage and CIE L about the old hair's median. */
 export interface KeptLocks {
   at: Int32Array;
   alpha: Float32Array;
@@ -531,35 +532,70 @@ export interface KeptLocks {
 }
 
 /**
- * The old hair the removal keeps over the forehead (a lock over the face, kept up to the new hair:
- * keepLocks), for composite to dye the new colour under the new hair: left in its own colour, a
- * black lock under a brown or blonde Crew Cut read as her own hair under a wig. Its light and dark
- * are the photo's (dL, its CIE L about the old hair's median), its coverage the old hair's soft
- * mask fading to none towards the brows (KEPT_DYE), so the lock's ends below them keep her own
- * colour. Only within the locks keepLocks kept (`locks`, grown by the removal's margin: their own
- * soft edge; the old hair's faint edge beyond it, on the forehead's skin, is not tinted), off the
- * hole, the protected face and other people. Null where there is none.
+ * How far (face widths) a kept lock's cut ends taper into the fill (finishLocks): a lock kept up to
+ * the natural hairline ended there in a straight cut across it, and at the face's width bound in
+ * a vertical one, a slab with square corners on the bare forehead (s6-left's Crew Cut).
  */
-export function keptLocks(an: HeadAnalysis, hole: Uint8Array, locks: Uint8Array | null): KeptLocks | null {
+const LOCK_TAPER = 0.05;
+
+/**
+ * The old hair the removal keeps over the forehead (a lock over the face, kept up to the new hair:
+ * keepLocks) finished: its cut ends tapered into the fill, and the lock listed for composite to
+ * dye the new colour under the new hair (left in its own colour, a black lock under a brown or
+ * blonde Crew Cut read as her own hair under a wig). The taper: old hair of the hole within
+ * LOCK_TAPER of the kept lock comes back over the fill, the nearer the more (quadratically), so
+ * the lock thins out where it was cut instead of ending in a straight edge; in `filled` (the
+ * task's own copy), in place. The dye: the lock's light and dark are the photo's (dL, its CIE L
+ * about the old hair's median), its coverage the old hair's soft mask (times the taper's weight on
+ * the taper) fading to none towards the brows (KEPT_DYE), so the lock's ends below them keep her
+ * own colour. Only within the locks keepLocks kept (`locks`, grown by the removal's margin: their
+ * own soft edge; the old hair's faint edge beyond it, on the forehead's skin, is not tinted) and
+ * their taper, off the protected face and other people. Null where there is none.
+ */
+export function finishLocks(an: HeadAnalysis, filled: RgbImage, hole: Uint8Array, locks: Uint8Array | null): KeptLocks | null {
   if (!locks) return null;
   const { frame, anchors, hair } = an;
   const { width: W, height: H, data } = an.image;
-  const box = maskBox(locks, W, H);
+  const R = Math.max(2, Math.round(LOCK_TAPER * frame.scale));
+  const box = grownMaskBox(locks, W, H, R);
   if (!box) return null;
+  const { x0, y0 } = box, bw = box.x1 - x0, bh = box.y1 - y0;
   const bottom = anchors.brows - KEPT_DYE.none;
   const L0 = srgbToLab(...an.hairColour)[0]!;
   const at: number[] = [], alpha: number[] = [], dL: number[] = [];
-  for (let y = box.y; y < box.y + box.height; y++) {
-    for (let x = box.x, i = y * W + box.x; x < box.x + box.width; x++, i++) {
+  // The kept lock's pixels (the seeds of the taper's distance).
+  const kept = takeBytes(bw * bh);
+  for (let y = 0; y < bh; y++) {
+    for (let x = 0, j = y * bw, i = (y + y0) * W + x0; x < bw; x++, j++, i++) {
+      if (locks[i] && !hole[i] && hair[i]! > 77 && !an.protect[i] && !an.others[i]) kept[j] = 1;
+    }
+  }
+  const dist = filled !== an.image ? chamfer(kept, bw, bh) : null;
+  for (let y = 0; y < bh; y++) {
+    for (let x = 0, j = y * bw, i = (y + y0) * W + x0; x < bw; x++, j++, i++) {
       const h = hair[i]!;
-      if (!locks[i] || !h || hole[i] || an.protect[i] || an.others[i]) continue;
-      const v = frameV(frame, x + 0.5, y + 0.5);
+      if (!h || an.protect[i] || an.others[i]) continue;
+      let cover: number;
+      if (hole[i]) {
+        // The taper: old hair of the hole near the kept lock (distances in thirds of a pixel).
+        // Over the wall too: kept to the skin, the lock's cut at the face's width bound stayed a
+        // square corner against the filled wall (s6-left's right temple); tapered, a soft dark edge.
+        if (!dist || h <= 77) continue;
+        const f = 1 - dist[j]! / (3 * R);
+        if (f <= 0) continue;
+        const w = f * f * (h / 255);
+        for (let c = 0; c < 3; c++) filled.data[3 * i + c] = Math.round(filled.data[3 * i + c]! * (1 - w) + data[3 * i + c]! * w);
+        cover = w;
+      } else if (locks[i]) cover = h / 255;
+      else continue;
+      const v = frameV(frame, x + x0 + 0.5, y + y0 + 0.5);
       if (v >= bottom) continue;
-      const a = (h / 255) * (1 - smooth(anchors.brows - KEPT_DYE.full, bottom, v));
+      const a = cover * (1 - smooth(anchors.brows - KEPT_DYE.full, bottom, v));
       if (a <= 0.004) continue;
       at.push(i), alpha.push(a), dL.push(labAt(data, i)[0]! - L0);
     }
   }
+  giveBack(kept);
   return at.length ? { at: Int32Array.from(at), alpha: Float32Array.from(alpha), dL: Float32Array.from(dL) } : null;
 }
 
@@ -1210,7 +1246,7 @@ function clothingColours(image: RgbImage, known: Uint8Array, x0: number, y0: num
  * cooler ramp (layer.tone), scaled to the photo's exposure, with grain of the photo's own
  * strength so the hair is not cleaner than the picture around it; on a soft photo (look.blur at
  * least MIN_BLUR) with its outline blurred alike (blurredComposite), fading over `keep`. With
- * `locks` (keptLocks), the old hair kept over the forehead is dyed first (dyeLocks), except on a
+ * `locks` (finishLocks), the old hair kept over the forehead is dyed first (dyeLocks), except on a
  * layer with shaved sides (the Mohawk).
  */
 export function composite(base: RgbImage, layer: HairLayer, color: HairColor, look: Look, seed: number, opts: { inPlace?: boolean; keep?: Uint8Array; locks?: KeptLocks | null } = {}): RgbImage {
@@ -1289,7 +1325,7 @@ export function composite(base: RgbImage, layer: HairLayer, color: HairColor, lo
 const NO_HAIR = new Float64Array(3);
 
 /**
- * The kept locks (keptLocks) dyed: each pixel towards the colour's ramp (`ramp`: a long style's
+ * The kept locks (finishLocks) dyed: each pixel towards the colour's ramp (`ramp`: a long style's
  * lengths', without the deeper shadows of a short style's or a dyed crown's, nor the per-strand
  * variation: the photo's strands are the lock's own) at the shade its own lightness
  * gives (dL over the colour's swing, so its light and dark keep the photo's), exposed as the new
@@ -1387,7 +1423,8 @@ function blurredComposite(data: Uint8Array, W: number, H: number, layer: HairLay
 export function pictureOf(an: HeadAnalysis, layer: HairLayer, color: HairColor, look: Look, seed: number): { picture: RgbImage; hole: Uint8Array; filled: RgbImage } {
   const { hole, locks } = removal(an, opaqueCover(layer), color);
   const filled = fillRemoved(an, hole, seed, look);
-  const picture = composite(filled, layer, color, look, seed, { keep: an.protect, locks: keptLocks(an, hole, locks) });
+  const kept = finishLocks(an, filled, hole, locks);
+  const picture = composite(filled, layer, color, look, seed, { keep: an.protect, locks: kept });
   return { picture, hole, filled };
 }
 
