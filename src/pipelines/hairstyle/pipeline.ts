@@ -6,8 +6,9 @@
 //   (hair class, soft at full resolution), or person segmentation + landmarks + colour statistics ->
 //   per output: template rendering (the first picture's drawn while the hair models run) ->
 //   once: removal of the old hair any picture's new hair leaves uncovered (exemplar fill per what
-//   the hair hides) -> per output: compositing in CIE Lab -> encode (JPEG, quality configurable;
-//   PNG on request)
+//   the hair hides; the locks kept over the forehead tapered into it) -> per output: compositing in
+//   CIE Lab (the kept locks dyed the new colour first) -> encode (JPEG, quality configurable; PNG on
+//   request)
 // Outputs: result-k.jpg|png (k = 1..num_outputs), hair-mask-k.png, hairstyle.json.
 // The rendering stage is two functions (drawHair from the head alone, placeHair behind other
 // people once they are known): a generative ONNX version can replace drawHair without touching
