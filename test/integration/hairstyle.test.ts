@@ -14,7 +14,7 @@ import { SessionCache } from '../../src/models/sessions.ts';
 import { stageTimer } from '../../src/domain/stage-timer.ts';
 import { analyzeComplete } from '../../src/pipelines/hairstyle/analysis.ts';
 import { hairstyle } from '../../src/pipelines/hairstyle/pipeline.ts';
-import { composite, fillRemoved, opaqueCover, removalMask, renderHair, type HairLayer, type HeadAnalysis, type Look } from '../../src/pipelines/hairstyle/render.ts';
+import { composite, fillRemoved, opaqueCover, removal, renderHair, type HairLayer, type HeadAnalysis, type Look } from '../../src/pipelines/hairstyle/render.ts';
 import { TEMPLATES, variantFor } from '../../src/pipelines/hairstyle/templates.ts';
 import type { PipelineContext } from '../../src/pipelines/types.ts';
 import { lch } from '../../src/steps/color.ts';
@@ -63,7 +63,7 @@ beforeAll(async () => {
     // The removal depends on the colour only through which locks it keeps: one fill per removal.
     const fills = new Map<string, RgbImage>();
     for (const color of HAIR_COLORS) {
-      const hole = removalMask(analysis, opaqueCover(layer), color);
+      const { hole } = removal(analysis, opaqueCover(layer), color);
       const key = createHash('sha1').update(hole).digest('hex');
       if (!fills.has(key)) fills.set(key, fillRemoved(analysis, hole, 1, look));
       results.set(`${style}|${color}`, composite(fills.get(key)!, layer, color, look, 1));
@@ -238,7 +238,7 @@ describe('hairstyle without BiSeNet (person segmentation + landmarks + colour st
     }
     expect(inter / uni).toBeGreaterThan(0.5);
     const layer = renderHair(an, lk, 'Buzz Cut', variantFor(1, 0));
-    const out = composite(fillRemoved(an, removalMask(an, opaqueCover(layer), 'grey'), 1, lk), layer, 'grey', lk, 1);
+    const out = composite(fillRemoved(an, removal(an, opaqueCover(layer), 'grey').hole, 1, lk), layer, 'grey', lk, 1);
     let diff = 0, n = 0;
     for (let i = 0; i < oval.length; i++) {
       if (!oval[i]) continue;

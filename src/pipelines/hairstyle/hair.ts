@@ -723,6 +723,11 @@ function underFrom(h: Head, known: Uint8Array, parsed: Uint8Array | null, hair: 
   // outwards, the corner rounded).
   const [chinX, chinY] = fromFrame(frame, 0, anchors.chin);
   const jaw = jawLine(anchors);
+  const top = anchors.forehead;
+  // Above the oval's top: the oval's width at its top and FOREHEAD_WIDTH_BELOW under it, per side
+  // of the midline (ovalHalfWidth's side is u's sign: left, right, or both at u = 0), once.
+  const widthsAbove = (side: number) => [anchors.ovalHalfWidth(top, side), anchors.ovalHalfWidth(top + FOREHEAD_WIDTH_BELOW, side)] as const;
+  const above = { left: widthsAbove(-1), mid: widthsAbove(0), right: widthsAbove(1) };
   for (let y = box.y0; y < box.y1; y++) {
     for (let x = box.x0, i = y * W + box.x0; x < box.x1; x++, i++) {
       // Known pixels (the removal's grown edge reaches them) keep their group; elsewhere, on the
@@ -755,7 +760,6 @@ function underFrom(h: Head, known: Uint8Array, parsed: Uint8Array | null, hair: 
         unknown[i] = 1;
         continue;
       }
-      const top = anchors.forehead;
       // The face's own edge reaches a little past the landmarks' oval (hair lying over the cheek
       // hides its side): skin there, so the face does not end in a cut against the wall.
       // Above the oval's top (FaceMesh's forehead landmark, below the hairline) up to a natural
@@ -767,7 +771,7 @@ function underFrom(h: Head, known: Uint8Array, parsed: Uint8Array | null, hair: 
       else {
         // The forehead's width up to the natural hairline, easing into the oval's top's above it
         // (a step there was a step in the fill at the temples, under the Mohawk's sheer sides).
-        const w0 = anchors.ovalHalfWidth(top, u), w1 = anchors.ovalHalfWidth(top + FOREHEAD_WIDTH_BELOW, u);
+        const [w0, w1] = u < 0 ? above.left : u > 0 ? above.right : above.mid;
         const width = w0 + (w1 - w0) * smooth(top - NATURAL_HAIRLINE - 0.08, top - NATURAL_HAIRLINE - 0.03, v);
         skull = Math.hypot(u / (0.9 * width), (v - top) / 0.3) < 1;
       }

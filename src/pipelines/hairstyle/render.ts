@@ -2,7 +2,7 @@
 //   renderHair     template -> per-pixel coverage (soft outline broken by fibres, a faded hairline)
 //                  shade (strands, light from the face's side, highlight) and contact shadow;
 //                  never on the protected face (inside the face oval, below the brows)
-//   removalMask    original hair the new style does not cover, dilated to take its halo along
+//   removal        original hair the new style does not cover, dilated to take its halo along
 //   fillRemoved    exemplar fill (steps/patch-fill) of the removed hair, per what it hides, each
 //                  part as soft as its sources beside it (imaging/blur matchSharpness), the seams
 //                  between the parts as soft as the photo's own edges (softenSeams), and the ears
@@ -495,12 +495,9 @@ export function opaqueCover(layer: HairLayer, into?: Uint8Array): Uint8Array {
  * all), grown by ~1.5% of the face width so no fringe of old hair survives; never the
  * protected face, never another person. Locks over the face are kept up to the new hair
  * (keepLocks): slanted ones only where the new colour is near the old hair's (LOCK_SAME_COLOUR).
+ * Returns that hole and the locks kept (keepLocks' grown mask; null without any), which
+ * finishLocks tapers and dyes.
  */
-export function removalMask(an: HeadAnalysis, covered: Uint8Array, color: HairColor): Uint8Array {
-  return removal(an, covered, color).hole;
-}
-
-/** removalMask's hole, and the locks it keeps (keepLocks' grown mask; null without any): finishLocks dyes them. */
 export function removal(an: HeadAnalysis, covered: Uint8Array, color: HairColor): { hole: Uint8Array; locks: Uint8Array | null } {
   const { width: W, height: H } = an.image;
   const raw = new Uint8Array(W * H);
@@ -828,7 +825,7 @@ const CLEAR_OF_HAIR = 0.06;
 
 /**
  * clearOfHair: `src` less the band CLEAR_OF_HAIR wide round the old hair (soft mask above 30%, as
- * removalMask reads it), unless that leaves under a third of the sources (or 200 pixels): a top
+ * removal reads it), unless that leaves under a third of the sources (or 200 pixels): a top
  * nearly all under long hair keeps them all.
  */
 function clearOfHair(an: HeadAnalysis, src: Uint8Array): void {

@@ -133,7 +133,7 @@ function dropSpecks(alpha: Float32Array, W: number, box: Box, seenThrough: Uint8
   const bw = box.x1 - box.x0 + 1, bh = box.y1 - box.y0 + 1;
   const at = (j: number) => (((j / bw) | 0) + box.y0) * W + (j % bw) + box.x0;
   const covered = takeBytes(bw * bh);
-  for (let j = 0; j < covered.length; j++) if (alpha[at(j)]! > 0) covered[j] = 1;
+  for (let y = 0; y < bh; y++) for (let x = 0, j = y * bw, i = (y + box.y0) * W + box.x0; x < bw; x++, j++, i++) if (alpha[i]! > 0) covered[j] = 1;
   eachComponent(covered, bw, (comp) => {
     if (comp.length >= maxArea) return;
     for (const j of comp) {
