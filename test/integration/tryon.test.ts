@@ -79,6 +79,8 @@ interface Figures {
   handsMad: number;
   forearmsChanged: number;
   specks: number;
+  /** Garment pixels (coverage > 127) on the hand-annotated neighbours (NEIGHBOURS; NaN where none are annotated). */
+  onNeighbours: number;
   /** Coverage of the whole region, what stays in front included (printed beside `covered`). */
   coveredAll: number;
   /** upper_body: coverage of the shoulders' tops (shoulderBand); NaN for the other types. */
@@ -656,10 +658,11 @@ beforeAll(async () => {
       // than 30 levels (the garment drawn through an arm in front of it shows as specks).
       forearmsChanged: changedShare(out, p.image, (i) => forearms[i] === 1 && p.skin[i] === 1),
       specks: armSpecks(alpha, W, H, armsRef, 0.01 * sw * sw),
+      onNeighbours: NEIGHBOURS[name] ? polygonMask(NEIGHBOURS[name], W, H).reduce((n, v, i) => n + (v && alpha[i]! > 127 ? 1 : 0), 0) : NaN,
     });
   }
   const pct = (v: number) => `${(100 * v).toFixed(1)}%`;
-  console.log(['photo type garment: changed away from target | garment off body | region covered (visible part; whole region) | shoulder tops covered | upper arms covered | shoulder caps covered | neck covered | print through | old print dark share vs garment | dots drawn out | shading through | edge width | clipped white | hue delta | face MAD | hands MAD | forearms changed | specks on the arms', ...[...figures].map(([k, f]) => `${k}: ${pct(f.changedAway)} | ${pct(f.offBody)} | ${pct(f.covered)} (${pct(f.coveredAll)}) | ${Number.isNaN(f.shoulders) ? '-' : pct(f.shoulders)} | ${Number.isNaN(f.arms) ? '-' : pct(f.arms)} | ${Number.isNaN(f.caps) ? '-' : pct(f.caps)} | ${Number.isNaN(f.neck) ? '-' : pct(f.neck)} | ${f.through.toFixed(2)} | ${Number.isNaN(f.printDark) ? '-' : f.printDark.toFixed(2)} | ${Number.isNaN(f.dotsLong) ? '-' : pct(f.dotsLong)} | ${f.shading.toFixed(2)} | ${f.edge.toFixed(2)} px | ${pct(f.clipped)} | ${f.hueDelta.toFixed(1)} deg | ${f.faceMad.toFixed(2)} | ${f.handsMad.toFixed(2)} | ${Number.isNaN(f.forearmsChanged) ? '-' : pct(f.forearmsChanged)} | ${f.specks}`)].join('\n'));
+  console.log(['photo type garment: changed away from target | garment off body | region covered (visible part; whole region) | shoulder tops covered | upper arms covered | shoulder caps covered | neck covered | print through | old print dark share vs garment | dots drawn out | shading through | edge width | clipped white | hue delta | face MAD | hands MAD | forearms changed | specks on the arms | garment px on annotated neighbours', ...[...figures].map(([k, f]) => `${k}: ${pct(f.changedAway)} | ${pct(f.offBody)} | ${pct(f.covered)} (${pct(f.coveredAll)}) | ${Number.isNaN(f.shoulders) ? '-' : pct(f.shoulders)} | ${Number.isNaN(f.arms) ? '-' : pct(f.arms)} | ${Number.isNaN(f.caps) ? '-' : pct(f.caps)} | ${Number.isNaN(f.neck) ? '-' : pct(f.neck)} | ${f.through.toFixed(2)} | ${Number.isNaN(f.printDark) ? '-' : f.printDark.toFixed(2)} | ${Number.isNaN(f.dotsLong) ? '-' : pct(f.dotsLong)} | ${f.shading.toFixed(2)} | ${f.edge.toFixed(2)} px | ${pct(f.clipped)} | ${f.hueDelta.toFixed(1)} deg | ${f.faceMad.toFixed(2)} | ${f.handsMad.toFixed(2)} | ${Number.isNaN(f.forearmsChanged) ? '-' : pct(f.forearmsChanged)} | ${f.specks} | ${Number.isNaN(f.onNeighbours) ? '-' : f.onNeighbours}`)].join('\n'));
 }, 400_000);
 
 /**
@@ -710,6 +713,20 @@ beforeAll(async () => {
  */
 const SLEEVED = ['s6-red-dress', 'group-four', 'messi'];
 
+/**
+ * Neighbours beside the target, annotated by hand on the development photos (polygons in the
+ * photo's pixels, drawn on a grid over the input and checked by eye, kept clear of the target's
+ * own hair and body): no garment may land on them. s5-red-top: the dark dress of the woman behind
+ * her, left of her hair, where BlazePose lays the target's hidden far arm; s6-green-dress: the
+ * shoulder and hair of the woman in red on her right; s5-top: the face of the woman in front of
+ * her, bottom left.
+ */
+const NEIGHBOURS: Record<string, Array<[number, number]>> = {
+  's5-red-top': [[0, 430], [100, 430], [105, 560], [85, 640], [0, 660]],
+  's6-green-dress': [[585, 470], [720, 470], [720, 720], [630, 720], [600, 600], [585, 560]],
+  's5-top': [[0, 300], [85, 300], [85, 480], [0, 480]],
+};
+
 const KNOWN: Record<string, string[]> = {
   // Her neck zone lies on her chest too: MoveNet's shoulders there belong to the same joined
   // skeleton (32.7% "covered"; her neck is bare on the picture).
@@ -719,6 +736,10 @@ const KNOWN: Record<string, string[]> = {
   's5-red-top upper_body tshirt': ['covered', 'shoulders'],
   's6-stripes upper_body tshirt': ['shoulders'],
   's5-navy upper_body tshirt': ['covered'],
+  // The T-shirt's image-left shoulder corner lies on the top of the hair of the woman in front of
+  // her (124 px; 127 before stop 41): the target's shoulder is hidden behind that head, and the
+  // instance gives the hair above the neighbour's face to the target.
+  's5-top upper_body tshirt': ['neighbours'],
 };
 
 describe.each(CASES.map(([n, t, g]) => `${n} ${t} ${g.name}`))('try-on %s', (key) => {
@@ -771,6 +792,13 @@ describe.each(CASES.map(([n, t, g]) => `${n} ${t} ${g.name}`))('try-on %s', (key
     expect(f().faceMad).toBeLessThanOrEqual(2);
     expect(f().handsMad).toBeLessThan(4);
   });
+  if (NEIGHBOURS[key.split(' ')[0]!]) {
+    it('1. draws none of the garment on the hand-annotated neighbours beside the target', 'neighbours', () => {
+      // Before stop 41: a sleeve on the neighbour's dress (s5-red-top, 2967 px: BlazePose's
+      // hidden far arm laid across it) and on the neighbour's shoulder (s6-green-dress, 1651 px).
+      expect(f().onNeighbours).toBe(0);
+    });
+  }
   it('4. draws no islands of garment on the reference arms (the garment showing through an arm in front of it as specks)', 'specks', () => {
     // Before stop 40: two on s5-red-top's T-shirt (white dots of its stripes on her upper arm).
     expect(f().specks).toBe(0);

@@ -210,6 +210,8 @@ export interface BodyPartOptions {
   protect?: Uint8Array;
   /** The face's width on a photo of a person (not a product photo): the torso's collar is cut at the neck (cutCollar). */
   collarFaceWidth?: number;
+  /** Arms whose landmarks lie off anything of the target's (unseenArms): treated as hidden. */
+  unseen?: ReadonlyArray<'L' | 'R'>;
 }
 
 /**
@@ -222,7 +224,7 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
   return parts;
 }
 
-function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: PartLengths, { skirtLike, armSkin, protect }: BodyPartOptions): BodyParts {
+function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: PartLengths, { skirtLike, armSkin, protect, unseen = [] }: BodyPartOptions): BodyParts {
   const { W, H, size, across, down } = b;
   const grown = dilate(instance, W, H, Math.max(1, Math.round(0.02 * size)));
   // Forearms and hands in front: BlazePose's capsules, and the bare skin connected to them
@@ -231,8 +233,9 @@ function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: Part
   // inside the torso at times (person-standing), and its capsules then cut a strip of the torso
   // (the old top showed between the garment and the arm) while the arm's outer edge was covered.
   // Arms behind the body (hiddenArm) are neither cut out of the torso nor given a sleeve: the
-  // torso hides them.
-  const seen = (['L', 'R'] as const).filter((sd) => !hiddenArm(b, sd));
+  // torso hides them. So are arms whose landmarks lie on something else (unseen: a neighbour, the
+  // background), where a sleeve would be drawn.
+  const seen = (['L', 'R'] as const).filter((sd) => !hiddenArm(b, sd) && !unseen.includes(sd));
   const bare = seen.filter((sd) => {
     if (!armSkin) return false;
     // The arm's skin within twice the capsule's reach, against the capsule's area on the
@@ -482,8 +485,9 @@ function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: Part
   // The clothing on an upper arm is never filled (tryon.json: it stays where no sleeve covers it):
   // an old sleeve is wider than BlazePose's upper-arm capsule, and the band took the rest of it,
   // filled with the background where the new sleeve did not reach (a grey patch on messi's raised
-  // arm, his jersey's short sleeve).
-  const wideArms = shapesMask(seen.map((sd) => ({ a: lerp(b[sd].shoulder, b[sd].elbow, 0.2), b: b[sd].elbow, r: 0.22 * armRef })), W, H);
+  // arm, his jersey's short sleeve). Nor is what lies under an unseen arm's landmarks: not hers
+  // (a neighbour's dress the instance takes in, filled with skin beside s5-red-top's shoulder).
+  const wideArms = shapesMask([...seen, ...unseen.filter((sd) => !hiddenArm(b, sd))].map((sd) => ({ a: lerp(b[sd].shoulder, b[sd].elbow, 0.2), b: b[sd].elbow, r: 0.22 * armRef })), W, H);
   return { strips, clips, arms, hands, band: bandMask(andNot(torsoAllowed, wideArms), W, H, top, down, span), cuffs };
 }
 

@@ -34,7 +34,7 @@ import { layerParts, PART_ORDER, removeUncovered, shadeAndBlend, type GarmentLay
 import { garmentSamples, productMask, productParts, type GarmentParts } from './garment.ts';
 import { clothingMask, wornParts } from './garment-worn.ts';
 import { bodyParts, shapesMask, type BodyParts, type Cuff, type PartName } from './parts.ts';
-import type { Shape } from '../../steps/person-instance.ts';
+import { segmentDistance, type Shape } from '../../steps/person-instance.ts';
 import { tryonSpec } from './spec.ts';
 import { andNot, area, intersect, notAbove, union } from './masks.ts';
 import { warpPart } from './warp.ts';
@@ -54,6 +54,13 @@ export interface TryonRender {
   crop: { x: number; y: number; width: number; height: number };
 }
 
+/** Whether a CIE Lab colour is the skin's (`ref`, the face's skin in Lab): within 16 in a*b* and 35 in L*. */
+function skinLab(lab: [number, number, number], ref: [number, number, number]): boolean {
+  const da = lab[1] - ref[1], db = lab[2] - ref[2];
+  const d2 = da * da + db * db;
+  return (Math.abs(d2 - 256) > 1e-6 ? d2 < 256 : Math.hypot(da, db) < 16) && Math.abs(lab[0] - ref[0]) < 35;
+}
+
 /**
  * Skin-coloured pixels (near the face's skin colour in chroma) within `within`, 0/1, with the
  * specks inside skin closed (radius `r`). An arm in shade or lit from the side drifts 11-15
@@ -71,10 +78,7 @@ function skinMask(image: RgbImage, skin: [number, number, number] | null, within
   for (let y = box.y; y < box.y + box.height; y++) {
     for (let i = y * W + box.x; i < y * W + box.x + box.width; i++) {
       if (!within[i]) continue;
-      const lab = labAt(image.data, i);
-      const da = lab[1] - ref[1], db = lab[2] - ref[2];
-      const d2 = da * da + db * db;
-      if ((Math.abs(d2 - 256) > 1e-6 ? d2 < 256 : Math.hypot(da, db) < 16) && Math.abs(lab[0] - ref[0]) < 35) out[i] = 1;
+      if (skinLab(labAt(image.data, i), ref)) out[i] = 1;
     }
   }
   // The closing grows nothing past the band's box by more than r: the cut back to the band there.
@@ -120,6 +124,75 @@ function armSkin(image: RgbImage, skin: [number, number, number] | null, instanc
   });
   const bare = skinMask(image, skin, band, r, boxes);
   return componentsTouching(bare, near(0.06 * size), W, H);
+}
+
+/**
+ * A CIE Lab colour's cell in a coarse palette: L* in steps of 6.25, a* and b* in steps of 8 from
+ * -64 (16 x 16 x 16 cells).
+ */
+function paletteCell(lab: [number, number, number]): number {
+  const q = (v: number) => Math.min(15, Math.max(0, Math.floor(v)));
+  return (q(lab[0] / 6.25) << 8) | (q((lab[1] + 64) / 8) << 4) | q((lab[2] + 64) / 8);
+}
+
+/** Below this share of an arm's core showing the target's skin or torso clothing, the arm is not the target's (unseenArms). */
+const ARM_SEEN = 0.3;
+
+/**
+ * The arms whose landmarks lie on something that is not the target's: under a third of the arm's
+ * core (0.05 body sizes either side of its bones from a third of the upper arm down to the wrist,
+ * face and hair left out) is on the instance and of the target's skin or of a colour common on her
+ * torso's clothing (a palette cell holding 0.3% of the torso's core: 0.18 body sizes either side
+ * of the spine, its skin left out). BlazePose puts an arm that the photo does not show where it
+ * guesses it, with high visibility at times (0.80 at the elbow on s5-red-top, whose far arm it laid
+ * on her neighbour's dress): the sleeve was drawn there, on the neighbour. The arms the photo
+ * shows hold 0.44-1.0 of their core; the misplaced ones 0.04-0.24 (s5-red-top, s5-top and
+ * s6-green-dress on a neighbour, person-standing-mirror on a neighbour's arm hugging her,
+ * group-four beside her sleeve on the gap to her neighbour).
+ */
+function unseenArms(image: RgbImage, skin: [number, number, number] | null, instance: Uint8Array, protect: Uint8Array, b: Body): Array<'L' | 'R'> {
+  const { W, H, size } = b;
+  const ref = skin ? srgbToLab(skin[0], skin[1], skin[2]) : null;
+  const boxOf = (pts: P[], m: number) => ({
+    x0: Math.max(0, Math.floor(Math.min(...pts.map((p) => p[0])) - m)),
+    x1: Math.min(W - 1, Math.ceil(Math.max(...pts.map((p) => p[0])) + m)),
+    y0: Math.max(0, Math.floor(Math.min(...pts.map((p) => p[1])) - m)),
+    y1: Math.min(H - 1, Math.ceil(Math.max(...pts.map((p) => p[1])) + m)),
+  });
+  // The torso clothing's palette.
+  const top = lerp(b.neck, b.pelvis, 0.15), bottom = lerp(b.neck, b.pelvis, 0.85), r = 0.18 * size;
+  const cells = new Uint32Array(1 << 12);
+  let n = 0;
+  const tb = boxOf([top, bottom], r);
+  for (let y = tb.y0; y <= tb.y1; y++) {
+    for (let x = tb.x0; x <= tb.x1; x++) {
+      const i = y * W + x;
+      if (!instance[i] || protect[i] || segmentDistance(top, bottom, x + 0.5, y + 0.5) > r) continue;
+      const lab = labAt(image.data, i);
+      if (ref && skinLab(lab, ref)) continue;
+      cells[paletteCell(lab)]!++;
+      n++;
+    }
+  }
+  const common = Math.max(1, 0.003 * n);
+  return (['L', 'R'] as const).filter((s) => {
+    const j = b[s];
+    const bones: Array<[P, P]> = [[lerp(j.shoulder, j.elbow, 0.35), j.elbow], [j.elbow, j.wrist]];
+    const rc = 0.05 * size;
+    const ab = boxOf(bones.flat(), rc);
+    let all = 0, hers = 0;
+    for (let y = ab.y0; y <= ab.y1; y++) {
+      for (let x = ab.x0; x <= ab.x1; x++) {
+        const i = y * W + x;
+        if (protect[i] || bones.every(([a, c]) => segmentDistance(a, c, x + 0.5, y + 0.5) > rc)) continue;
+        all++;
+        if (!instance[i]) continue;
+        const lab = labAt(image.data, i);
+        if ((ref && skinLab(lab, ref)) || (n > 0 && cells[paletteCell(lab)]! >= common)) hers++;
+      }
+    }
+    return all > 0 && hers < ARM_SEEN * all;
+  });
 }
 
 /**
@@ -184,7 +257,9 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
   const scale = ((type === 'lower_body' ? 0.9 : 1.2) * body.size) / g.width;
   const lengths = Object.fromEntries(Object.entries(g.lengths).map(([k, v]) => [k, v * scale]));
   const sleeved = !!(lengths.sleeveL || lengths.sleeveR);
-  const parts = await t.time('body', () => bodyParts(body, instance, type, lengths, { skirtLike: g.skirt, armSkin: armSkin(image, skin, instance, protect, body, sleeved), protect, collarFaceWidth: person.face?.box.width }));
+  const parts = await t.time('body', () =>
+    bodyParts(body, instance, type, lengths, { skirtLike: g.skirt, armSkin: armSkin(image, skin, instance, protect, body, sleeved), protect, collarFaceWidth: person.face?.box.width, unseen: unseenArms(image, skin, instance, protect, body) }),
+  );
 
   // What each part's warp samples (garmentSamples): the garment's core and its bled colours.
   const { core, source } = await t.time('garment', () => garmentSamples(garment));
