@@ -85,7 +85,7 @@ interface Figures {
   coveredAll: number;
   /** upper_body: coverage of the shoulders' tops (shoulderBand); NaN for the other types. */
   shoulders: number;
-  /** upper_body: coverage of the upper arms where a short sleeve sits (upperArms; printed only). */
+  /** upper_body: coverage of the upper arms where a short sleeve sits (upperArms; NaN where the reference sees none). */
   arms: number;
   /** upper_body: coverage of the shoulder caps (shoulderCaps); NaN for the other types. */
   caps: number;
@@ -113,6 +113,7 @@ interface Figures {
 const figures = new Map<string, Figures>();
 
 type P = [number, number];
+const area = (m: Uint8Array) => m.reduce((n, v) => n + (v ? 1 : 0), 0);
 const lerp = (a: P, b: P, t: number): P => [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t];
 
 /** Disc or capsule rasterization (references only). */
@@ -640,7 +641,7 @@ beforeAll(async () => {
       covered: coverage(targetRegion(p, type)),
       coveredAll: coverage(targetRegion(p, type, false)),
       shoulders: type === 'upper_body' ? coverage(shoulderBand(p)) : NaN,
-      arms: type === 'upper_body' ? coverage(upperArms(p)) : NaN,
+      arms: type === 'upper_body' ? (area(upperArms(p)) ? coverage(upperArms(p)) : NaN) : NaN,
       caps: type === 'upper_body' ? coverage(shoulderCaps(p)) : NaN,
       neck: type === 'upper_body' ? coverage(neckZone(p)) : NaN,
       through: showThrough(p.image, out, alpha),
@@ -658,7 +659,7 @@ beforeAll(async () => {
       // than 30 levels (the garment drawn through an arm in front of it shows as specks).
       forearmsChanged: changedShare(out, p.image, (i) => forearms[i] === 1 && p.skin[i] === 1),
       specks: armSpecks(alpha, W, H, armsRef, 0.01 * sw * sw),
-      onNeighbours: NEIGHBOURS[name] ? polygonMask(NEIGHBOURS[name], W, H).reduce((n, v, i) => n + (v && alpha[i]! > 127 ? 1 : 0), 0) : NaN,
+      onNeighbours: NEIGHBOURS[name] ? area(polygonMask(NEIGHBOURS[name], W, H).map((v, i) => (v && alpha[i]! > 127 ? 1 : 0))) : NaN,
     });
   }
   const pct = (v: number) => `${(100 * v).toFixed(1)}%`;
@@ -729,8 +730,9 @@ const NEIGHBOURS: Record<string, Array<[number, number]>> = {
 
 const KNOWN: Record<string, string[]> = {
   // Her neck zone lies on her chest too: MoveNet's shoulders there belong to the same joined
-  // skeleton (32.7% "covered"; her neck is bare on the picture).
-  'group-four upper_body tshirt': ['covered', 'neck', 'caps'],
+  // skeleton (32.7% "covered"; her neck is bare on the picture), and so do its upper arms (8%
+  // covered: one lies on the neighbour).
+  'group-four upper_body tshirt': ['covered', 'neck', 'caps', 'arms'],
   // His outstretched arm's jersey sleeve runs on past the T-shirt's short sleeve (34.0%).
   'messi upper_body tshirt': ['caps'],
   's5-red-top upper_body tshirt': ['covered', 'shoulders'],
@@ -761,6 +763,14 @@ describe.each(CASES.map(([n, t, g]) => `${n} ${t} ${g.name}`))('try-on %s', (key
     if (SLEEVED.some((n) => key.startsWith(`${n} `))) {
       it("3. covers at least 80% of the shoulder caps where the old top has sleeves (no old clothing between the torso and the sleeve)", 'caps', () => {
         expect(f().caps).toBeGreaterThanOrEqual(0.8);
+      });
+    }
+    if (key.endsWith(' tshirt')) {
+      it("3. covers at least 40% of the reference's upper arms with a short sleeve (its top, 10-40% of the way to the elbow)", 'arms', () => {
+        // Before stop 41 the sleeve was centred on BlazePose's upper arm, which lies inside the
+        // arm at times, and no wider than 0.15 shoulder widths each side: person-standing-mirror
+        // 34.6% (42.3% after), person-standing 52.9% (57.9%), s5-red-top 52.0% (56.1%).
+        expect(Number.isNaN(f().arms) || f().arms >= 0.4).toBe(true);
       });
     }
     it('3. leaves the neck above the collar bare (under 10% of it covered)', 'neck', () => {

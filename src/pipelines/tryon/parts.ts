@@ -210,6 +210,11 @@ export interface BodyPartOptions {
   protect?: Uint8Array;
   /** The face's width on a photo of a person (not a product photo): the torso's collar is cut at the neck (cutCollar). */
   collarFaceWidth?: number;
+  /**
+   * Skin-coloured pixels of the instance around the upper arms, shoulder caps included (unlike
+   * armSkin, which leaves the caps to the torso): what a sleeve's stations are centred on.
+   */
+  upperArmSkin?: Uint8Array;
   /** Arms whose landmarks lie off anything of the target's (unseenArms): treated as hidden. */
   unseen?: ReadonlyArray<'L' | 'R'>;
 }
@@ -224,7 +229,7 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
   return parts;
 }
 
-function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: PartLengths, { skirtLike, armSkin, protect, unseen = [] }: BodyPartOptions): BodyParts {
+function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: PartLengths, { skirtLike, armSkin, upperArmSkin, protect, unseen = [] }: BodyPartOptions): BodyParts {
   const { W, H, size, across, down } = b;
   const grown = dilate(instance, W, H, Math.max(1, Math.round(0.02 * size)));
   // Forearms and hands in front: BlazePose's capsules, and the bare skin connected to them
@@ -275,6 +280,11 @@ function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: Part
   // sleeve measured by its outer edge alone (within 0.15 of armRef) left a strip of the old
   // sleeve between it and the torso (s6-red-dress).
   const clothedHalf = Math.min(0.14 * size, 0.2 * armRef);
+  // A sleeve is centred on the arm's skin, the shoulder cap's too: BlazePose's upper arm lies
+  // inside the arm at times (person-standing: a fifth of the arm's width from its inner edge), and
+  // the cap's skin, the torso's in armSkin, was no measure there, so the sleeve sat on the arm's
+  // inner half and the chest beside it.
+  const sleeveSkin = armSkin && upperArmSkin ? union(armSkin, upperArmSkin) : armSkin ?? upperArmSkin;
   const hull = hullFill(grown, W, H, hipRow - 0.1 * b.tl);
 
   /** Torso-like strip from `top` along `dir` for `length`, edges measured on `allowed`. */
@@ -370,18 +380,21 @@ function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: Part
         // walk): BlazePose's arm line lies near the outer edge at times, and the nearer edge's
         // distance made s5-top's sleeve a strip on the arm's outer half.
         const edges = (on: Uint8Array) => [edgeDistance(p, n, 0.3 * size, gap, on, null, W, H), edgeDistance(p, [-n[0], -n[1]], 0.3 * size, gap, on, null, W, H)] as const;
-        const [aS, cS] = armSkin ? edges(armSkin) : [null, null];
+        const [aS, cS] = sleeveSkin ? edges(sleeveSkin) : [null, null];
         let m: number;
-        if (aS !== null && cS !== null && aS + cS >= 0.1 * armRef) {
+        let onSkin = false;
+        if (aS !== null && cS !== null && aS + cS >= 0.1 * armRef && aS + cS <= 0.7 * armRef) {
           offset.push((aS - cS) / 2);
           m = (aS + cS) / 2;
+          onSkin = true;
         } else {
           offset.push(0);
           const [a, c] = edges(instance);
           m = Math.min(a ?? 0.15 * size, c ?? 0.15 * size);
         }
         armHalf.push(Math.min(0.15 * armRef, m));
-        const h = Math.min((0.15 - 0.04 * f) * armRef, Math.max(0.07 * armRef, 1.3 * m));
+        let h = Math.min((0.15 - 0.04 * f) * armRef, Math.max(0.07 * armRef, 1.3 * m));
+        if (onSkin) h = Math.max(h, Math.min(1.1 * m, 0.35 * armRef));
         return clothed.includes(s) ? Math.max(h, clothedHalf) : h;
       });
       strips[`sleeve${s}`] = limbStrip(chain, start, length, half, offset);

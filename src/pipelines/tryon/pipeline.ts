@@ -127,6 +127,25 @@ function armSkin(image: RgbImage, skin: [number, number, number] | null, instanc
 }
 
 /**
+ * Skin-coloured pixels of the instance within 0.22 body sizes of each upper arm (shoulder to
+ * elbow), off face and hair, the shoulder caps and the bare chest beside them included: what a
+ * sleeve is centred on (parts.ts). Each arm closed on its own box, as armSkin.
+ */
+function upperArmSkin(image: RgbImage, skin: [number, number, number] | null, instance: Uint8Array, protect: Uint8Array, b: Body): Uint8Array | undefined {
+  if (!skin) return undefined;
+  const { W, H, size } = b;
+  const R = 0.22 * size, r = Math.max(1, Math.round(0.01 * size));
+  const band = andNot(intersect(shapesMask((['L', 'R'] as const).map((s) => ({ a: b[s].shoulder, b: b[s].elbow, r: R })), W, H), instance), protect);
+  const boxes = (['L', 'R'] as const).map((s) => {
+    const p = [b[s].shoulder, b[s].elbow], m = R + r + 2;
+    const x0 = Math.max(0, Math.floor(Math.min(p[0]![0], p[1]![0]) - m)), x1 = Math.min(W - 1, Math.ceil(Math.max(p[0]![0], p[1]![0]) + m));
+    const y0 = Math.max(0, Math.floor(Math.min(p[0]![1], p[1]![1]) - m)), y1 = Math.min(H - 1, Math.ceil(Math.max(p[0]![1], p[1]![1]) + m));
+    return { x: x0, y: y0, width: Math.max(1, x1 - x0 + 1), height: Math.max(1, y1 - y0 + 1) };
+  });
+  return skinMask(image, skin, band, r, boxes);
+}
+
+/**
  * A CIE Lab colour's cell in a coarse palette: L* in steps of 6.25, a* and b* in steps of 8 from
  * -64 (16 x 16 x 16 cells).
  */
@@ -258,7 +277,14 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
   const lengths = Object.fromEntries(Object.entries(g.lengths).map(([k, v]) => [k, v * scale]));
   const sleeved = !!(lengths.sleeveL || lengths.sleeveR);
   const parts = await t.time('body', () =>
-    bodyParts(body, instance, type, lengths, { skirtLike: g.skirt, armSkin: armSkin(image, skin, instance, protect, body, sleeved), protect, collarFaceWidth: person.face?.box.width, unseen: unseenArms(image, skin, instance, protect, body) }),
+    bodyParts(body, instance, type, lengths, {
+      skirtLike: g.skirt,
+      armSkin: armSkin(image, skin, instance, protect, body, sleeved),
+      upperArmSkin: sleeved ? upperArmSkin(image, skin, instance, protect, body) : undefined,
+      protect,
+      collarFaceWidth: person.face?.box.width,
+      unseen: unseenArms(image, skin, instance, protect, body),
+    }),
   );
 
   // What each part's warp samples (garmentSamples): the garment's core and its bled colours.
