@@ -15,21 +15,21 @@
 //   -> warp (warp.ts): per part, a thin-plate spline through the strip pairs evaluated with
 //   GridSample in the tps-warp graph over the part's clip box (a short sleeve: its affine part)
 //   -> compose (compose.ts): parts layered under face, hair and hands, forearms in front of the
-//   torso, anti-aliased; uncovered old clothing in the garment's body band patch-filled; shading
+//   torso, bare knees drawn up in front of a top (legsInFront), anti-aliased; uncovered old clothing in the garment's body band patch-filled; shading
 //   from the photo -> encode.
 // Outputs: result-1.jpg|png, garment-mask.png, tryon.json. `prompt` is stored with the task's
 // input and returned in tryon.json; this version does not interpret it.
 import type { ClothesType } from '../../domain/job.ts';
 import { AppError } from '../../errors/codes.ts';
 import { decodeImage, type RgbImage } from '../../imaging/image.ts';
-import { close, closeInBox, componentsTouching, maskBox, type Region } from '../../imaging/morphology.ts';
+import { close, closeInBox, componentsTouching, eachComponent, maskBox, type Region } from '../../imaging/morphology.ts';
 import { numberParam } from '../../models/params.ts';
 import { stageTimer, type StageTimer } from '../../domain/stage-timer.ts';
 import { labAt, srgbToLab } from '../../steps/color.ts';
 import { jsonFile, maskFile, pictureFile } from '../output.ts';
 import { definePipeline, type PipelineContext } from '../types.ts';
 import { analyzePerson, cutTo3by4, faceAndHair, type PersonAnalysis } from './analysis.ts';
-import { checkBody, lerp, type Body, type P } from './body.ts';
+import { armShapes, checkBody, lerp, type Body, type P } from './body.ts';
 import { layerParts, PART_ORDER, removeUncovered, shadeAndBlend, type GarmentLayer } from './compose.ts';
 import { garmentSamples, productMask, productParts, type GarmentParts } from './garment.ts';
 import { clothingMask, wornParts } from './garment-worn.ts';
@@ -143,6 +143,71 @@ function upperArmSkin(image: RgbImage, skin: [number, number, number] | null, in
     return { x: x0, y: y0, width: Math.max(1, x1 - x0 + 1), height: Math.max(1, y1 - y0 + 1) };
   });
   return skinMask(image, skin, band, r, boxes);
+}
+
+/**
+ * Bare legs in front of the torso (a person sitting with her knees drawn up): skin-coloured pixels
+ * of the instance below the chest (a fifth of the way from the neck to the hips: BlazePose's
+ * shoulders on s5-top lie low, and a third left her knee's top under the T-shirt), off face and
+ * hair and the upper arms, in pieces that reach the photo's bottom edge and hold at least 0.02 body sizes squared.
+ * Bare skin of the chest is cut from them by the clothing between; a hand or forearm resting on a
+ * knee joins it, and stays in front as it would.
+ */
+function legsInFront(image: RgbImage, skin: [number, number, number] | null, instance: Uint8Array, protect: Uint8Array, b: Body, arms: Uint8Array | undefined): Uint8Array | undefined {
+  if (!skin) return undefined;
+  const { W, H, size } = b;
+  const chest = lerp(b.neck, b.pelvis, 0.2);
+  const below = new Uint8Array(W * H);
+  for (let y = 0; y < H; y++) {
+    for (let x = 0, i = y * W; x < W; x++, i++) {
+      if (!instance[i] || protect[i]) continue;
+      if ((x + 0.5 - chest[0]) * b.down[0] + (y + 0.5 - chest[1]) * b.down[1] > 0) below[i] = 1;
+    }
+  }
+  // Not the upper arms (a short sleeve's place): an arm hanging to the frame's bottom is skin
+  // reaching it too.
+  const upper = shapesMask(armShapes(b, { forearm: false, hands: false }), W, H);
+  const bare = andNot(skinMask(image, skin, below, Math.max(1, Math.round(0.01 * size))), upper);
+  // The pieces that reach the bottom edge without the bare arms' skin (an arm hanging to the
+  // frame's bottom beside a low-cut top took the bare side of the chest with it on s6-green-dress),
+  // grown back through all of the skin (a forearm resting on the knee stays with it).
+  const legSkin = arms ? andNot(bare, arms) : bare;
+  const bottom = new Uint8Array(W * H);
+  for (let x = 0, i = (H - 1) * W; x < W; x++, i++) bottom[i] = legSkin[i]!;
+  const reaching = componentsTouching(legSkin, bottom, W, H);
+  const seeds = new Uint8Array(W * H);
+  const least = 0.02 * size * size;
+  eachComponent(reaching, W, (piece) => {
+    if (piece.length >= least) for (const i of piece) seeds[i] = 1;
+  });
+  const legs = componentsTouching(bare, seeds, W, H);
+  // Closed over 0.03 body sizes, holes filled (off face, hair and the upper arms): a knee's
+  // highlight, off the skin's colour and off the person mask, let the garment through as a striped
+  // square on s5-top's knee, and a gap between two knees as a small white box.
+  const box = maskBox(legs, W, H);
+  if (!box) return legs;
+  const r = Math.max(1, Math.round(0.03 * size));
+  const grown = { x: Math.max(0, box.x - r), y: Math.max(0, box.y - r), width: 0, height: 0 };
+  grown.width = Math.min(W, box.x + box.width + r) - grown.x;
+  grown.height = Math.min(H, box.y + box.height + r) - grown.y;
+  closeInBox(legs, W, grown, r);
+  // Holes left inside (up to 0.01 body sizes squared) are the legs' too.
+  const { width: gw, height: gh } = grown;
+  const gaps = new Uint8Array(gw * gh), edge = new Uint8Array(gw * gh);
+  for (let y = 0; y < gh; y++) {
+    for (let x = 0; x < gw; x++) {
+      const j = y * gw + x;
+      gaps[j] = legs[(y + grown.y) * W + x + grown.x] ? 0 : 1;
+      if (gaps[j] && (x === 0 || y === 0 || x === gw - 1 || y === gh - 1)) edge[j] = 1;
+    }
+  }
+  const open = componentsTouching(gaps, edge, gw, gh);
+  for (let j = 0; j < gaps.length; j++) if (open[j]) gaps[j] = 0;
+  eachComponent(gaps, gw, (hole) => {
+    if (hole.length <= 0.01 * size * size) for (const j of hole) legs[(Math.floor(j / gw) + grown.y) * W + (j % gw) + grown.x] = 1;
+  });
+  for (let i = 0; i < legs.length; i++) if (legs[i] && (protect[i] || upper[i])) legs[i] = 0;
+  return legs;
 }
 
 /**
@@ -276,10 +341,11 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
   const scale = ((type === 'lower_body' ? 0.9 : 1.2) * body.size) / g.width;
   const lengths = Object.fromEntries(Object.entries(g.lengths).map(([k, v]) => [k, v * scale]));
   const sleeved = !!(lengths.sleeveL || lengths.sleeveR);
+  const bareArms = armSkin(image, skin, instance, protect, body, sleeved);
   const parts = await t.time('body', () =>
     bodyParts(body, instance, type, lengths, {
       skirtLike: g.skirt,
-      armSkin: armSkin(image, skin, instance, protect, body, sleeved),
+      armSkin: bareArms,
       upperArmSkin: sleeved ? upperArmSkin(image, skin, instance, protect, body) : undefined,
       protect,
       collarFaceWidth: person.face?.box.width,
@@ -313,11 +379,16 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
   }
 
   // Compose: face, hair and hands in front; old clothing removed where uncovered; the photo's light.
-  const front = union(protect, parts.hands);
+  // Bare knees drawn up in front of a top stay in front; under a long sleeve not the forearm
+  // resting on them (the sleeve covers it).
+  let legs = type === 'upper_body' ? legsInFront(image, skin, instance, protect, body, bareArms) : undefined;
+  if (legs && Object.values(parts.cuffs).some((c) => c && !c.short)) legs = andNot(legs, shapesMask(armShapes(body, { upper: false, hands: false }), W, H));
+  const front = legs ? union(union(protect, parts.hands), legs) : union(protect, parts.hands);
   const layer = await t.time('composite', () => layerParts(W, H, warped, front, { maxArea: Math.round(SPECK * body.size * body.size), seenThrough: protect }));
   const removal = await t.time('removal', () => {
     const skinLike = skinMask(image, skin, parts.band, Math.max(1, Math.round(0.02 * body.size)));
-    const clothing = andNot(instance, protect, skinLike);
+    // (Legs in front are not old clothing: a knee's highlight, off the skin's colour, was filled.)
+    const clothing = legs ? andNot(instance, union(protect, legs), skinLike) : andNot(instance, protect, skinLike);
     const background = andNot(notAbove(person.everyone, 127), instance);
     return removeUncovered(image, layer, parts.band, clothing, background, skinLike);
   });
