@@ -91,6 +91,18 @@ export function edgeDistance(c: P, u: P, max: number, gap: number, allowed: Uint
   return last;
 }
 
+/** edgeDistance over the pixels for which `ok` holds, without skipped or denied pixels. */
+export function edgeDistanceWhere(c: P, u: P, max: number, gap: number, ok: (i: number) => boolean, W: number, H: number): number | null {
+  let last: number | null = null, run = 0;
+  for (let d = 0; d <= max; d += 1) {
+    const x = Math.round(c[0] + u[0] * d), y = Math.round(c[1] + u[1] * d);
+    if (x < 0 || y < 0 || x >= W || y >= H) return d;
+    if (ok(y * W + x)) (last = d), (run = 0);
+    else if (++run > gap) break;
+  }
+  return last;
+}
+
 /** Rasterizes shapes into a 0/1 mask (within their bounding boxes). */
 export function shapesMask(shapes: readonly Shape[], W: number, H: number): Uint8Array {
   const out = new Uint8Array(W * H);
@@ -211,10 +223,11 @@ export interface BodyPartOptions {
   /** The face's width on a photo of a person (not a product photo): the torso's collar is cut at the neck (cutCollar). */
   collarFaceWidth?: number;
   /**
-   * Skin-coloured pixels of the instance around the upper arms, shoulder caps included (unlike
-   * armSkin, which leaves the caps to the torso): what a sleeve's stations are centred on.
+   * Whether a pixel is skin of the instance around the upper arms, shoulder caps included (armSkin
+   * leaves them to the torso): with armSkin, what a sleeve's stations are centred on. Asked only
+   * along the stations' walks.
    */
-  upperArmSkin?: Uint8Array;
+  skinAt?: (i: number) => boolean;
   /** Arms whose landmarks lie off anything of the target's (unseenArms): treated as hidden. */
   unseen?: ReadonlyArray<'L' | 'R'>;
 }
@@ -229,7 +242,7 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
   return parts;
 }
 
-function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: PartLengths, { skirtLike, armSkin, upperArmSkin, protect, unseen = [] }: BodyPartOptions): BodyParts {
+function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: PartLengths, { skirtLike, armSkin, skinAt, protect, unseen = [] }: BodyPartOptions): BodyParts {
   const { W, H, size, across, down } = b;
   const grown = dilate(instance, W, H, Math.max(1, Math.round(0.02 * size)));
   // Forearms and hands in front: BlazePose's capsules, and the bare skin connected to them
@@ -284,7 +297,7 @@ function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: Part
   // inside the arm at times (person-standing: a fifth of the arm's width from its inner edge), and
   // the cap's skin, the torso's in armSkin, was no measure there, so the sleeve sat on the arm's
   // inner half and the chest beside it.
-  const sleeveSkin = armSkin && upperArmSkin ? union(armSkin, upperArmSkin) : armSkin ?? upperArmSkin;
+  const sleeveSkin = skinAt ? (i: number) => armSkin?.[i] === 1 || skinAt(i) : armSkin ? (i: number) => armSkin[i] === 1 : null;
   const hull = hullFill(grown, W, H, hipRow - 0.1 * b.tl);
 
   /** Torso-like strip from `top` along `dir` for `length`, edges measured on `allowed`. */
@@ -380,7 +393,7 @@ function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: Part
         // walk): BlazePose's arm line lies near the outer edge at times, and the nearer edge's
         // distance made s5-top's sleeve a strip on the arm's outer half.
         const edges = (on: Uint8Array) => [edgeDistance(p, n, 0.3 * size, gap, on, null, W, H), edgeDistance(p, [-n[0], -n[1]], 0.3 * size, gap, on, null, W, H)] as const;
-        const [aS, cS] = sleeveSkin ? edges(sleeveSkin) : [null, null];
+        const [aS, cS] = sleeveSkin ? [edgeDistanceWhere(p, n, 0.3 * size, gap, sleeveSkin, W, H), edgeDistanceWhere(p, [-n[0], -n[1]], 0.3 * size, gap, sleeveSkin, W, H)] : [null, null];
         let m: number;
         let onSkin = false;
         if (aS !== null && cS !== null && aS + cS >= 0.1 * armRef && aS + cS <= 0.7 * armRef) {

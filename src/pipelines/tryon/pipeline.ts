@@ -26,6 +26,7 @@ import { close, closeInBox, componentsTouching, eachComponent, maskBox, type Reg
 import { numberParam } from '../../models/params.ts';
 import { stageTimer, type StageTimer } from '../../domain/stage-timer.ts';
 import { labAt, srgbToLab } from '../../steps/color.ts';
+import { giveBack, takeBytes, takeInts } from '../../imaging/scratch.ts';
 import { jsonFile, maskFile, pictureFile } from '../output.ts';
 import { definePipeline, type PipelineContext } from '../types.ts';
 import { analyzePerson, cutTo3by4, faceAndHair, type PersonAnalysis } from './analysis.ts';
@@ -127,65 +128,99 @@ function armSkin(image: RgbImage, skin: [number, number, number] | null, instanc
 }
 
 /**
- * Skin-coloured pixels of the instance within 0.22 body sizes of each upper arm (shoulder to
- * elbow), off face and hair, the shoulder caps and the bare chest beside them included: what a
- * sleeve is centred on (parts.ts). Each arm closed on its own box, as armSkin.
+ * Whether a pixel is skin of the instance (the face's skin colour, off face and hair) within 0.22
+ * body sizes of an upper arm (shoulder to elbow), shoulder caps included: what a sleeve is
+ * centred on (parts.ts). Each pixel tested once, when asked: parts.ts asks along a sleeve's
+ * station walks only (a mask of the upper arms' skin cost ~13 ms at 1 MP).
  */
-function upperArmSkin(image: RgbImage, skin: [number, number, number] | null, instance: Uint8Array, protect: Uint8Array, b: Body): Uint8Array | undefined {
+function upperArmSkin(image: RgbImage, skin: [number, number, number] | null, instance: Uint8Array, protect: Uint8Array, b: Body): ((i: number) => boolean) | undefined {
   if (!skin) return undefined;
-  const { W, H, size } = b;
-  const R = 0.22 * size, r = Math.max(1, Math.round(0.01 * size));
-  const band = andNot(intersect(shapesMask((['L', 'R'] as const).map((s) => ({ a: b[s].shoulder, b: b[s].elbow, r: R })), W, H), instance), protect);
-  const boxes = (['L', 'R'] as const).map((s) => {
-    const p = [b[s].shoulder, b[s].elbow], m = R + r + 2;
-    const x0 = Math.max(0, Math.floor(Math.min(p[0]![0], p[1]![0]) - m)), x1 = Math.min(W - 1, Math.ceil(Math.max(p[0]![0], p[1]![0]) + m));
-    const y0 = Math.max(0, Math.floor(Math.min(p[0]![1], p[1]![1]) - m)), y1 = Math.min(H - 1, Math.ceil(Math.max(p[0]![1], p[1]![1]) + m));
-    return { x: x0, y: y0, width: Math.max(1, x1 - x0 + 1), height: Math.max(1, y1 - y0 + 1) };
-  });
-  return skinMask(image, skin, band, r, boxes);
+  const ref = srgbToLab(skin[0], skin[1], skin[2]);
+  const W = image.width, R = 0.22 * b.size;
+  const memo = new Map<number, boolean>();
+  const near = (i: number) => {
+    const x = (i % W) + 0.5, y = Math.floor(i / W) + 0.5;
+    return segmentDistance(b.L.shoulder, b.L.elbow, x, y) <= R || segmentDistance(b.R.shoulder, b.R.elbow, x, y) <= R;
+  };
+  return (i) => {
+    let v = memo.get(i);
+    if (v === undefined) memo.set(i, (v = !!instance[i] && !protect[i] && near(i) && skinLab(labAt(image.data, i), ref)));
+    return v;
+  };
 }
 
 /**
  * Bare legs in front of the torso (a person sitting with her knees drawn up): skin-coloured pixels
  * of the instance below the chest (a fifth of the way from the neck to the hips: BlazePose's
- * shoulders on s5-top lie low, and a third left her knee's top under the T-shirt), off face and
- * hair and the upper arms, in pieces that reach the photo's bottom edge and hold at least 0.02 body sizes squared.
- * Bare skin of the chest is cut from them by the clothing between; a hand or forearm resting on a
- * knee joins it, and stays in front as it would.
+ * shoulders on s5-top lie low, and a third left her knee's top under the T-shirt) down to 1.2
+ * torso lengths below the hips, off face, hair and the upper arms, in pieces that reach the
+ * photo's bottom edge and hold at least 0.02 body sizes squared. Bare skin of the chest is cut
+ * from them by the clothing between; a hand or forearm resting on a knee joins them, and stays in
+ * front as it would.
  */
 function legsInFront(image: RgbImage, skin: [number, number, number] | null, instance: Uint8Array, protect: Uint8Array, b: Body, arms: Uint8Array | undefined): Uint8Array | undefined {
   if (!skin) return undefined;
   const { W, H, size } = b;
+  const ref = srgbToLab(skin[0], skin[1], skin[2]);
   const chest = lerp(b.neck, b.pelvis, 0.2);
-  const below = new Uint8Array(W * H);
-  for (let y = 0; y < H; y++) {
-    for (let x = 0, i = y * W; x < W; x++, i++) {
-      if (!instance[i] || protect[i]) continue;
-      if ((x + 0.5 - chest[0]) * b.down[0] + (y + 0.5 - chest[1]) * b.down[1] > 0) below[i] = 1;
-    }
-  }
+  // Down to 1.2 torsos below the hips: legs that reach the frame's bottom only farther down are
+  // a standing person's, below the top (and not looked at: no cost on such photos).
+  const reach = 2 * b.tl;
   // Not the upper arms (a short sleeve's place): an arm hanging to the frame's bottom is skin
   // reaching it too.
   const upper = shapesMask(armShapes(b, { forearm: false, hands: false }), W, H);
-  const bare = andNot(skinMask(image, skin, below, Math.max(1, Math.round(0.01 * size))), upper);
+  // Whether a pixel is bare skin here, tested once, when a flood from the bottom edge reaches it
+  // (a test of every pixel below the chest cost ~30 ms at 1 MP).
+  const memo = takeBytes(W * H);
+  const bare = (i: number): boolean => {
+    if (memo[i]) return memo[i] === 1;
+    const x = i % W, y = (i - x) / W;
+    const depth = (x + 0.5 - chest[0]) * b.down[0] + (y + 0.5 - chest[1]) * b.down[1];
+    const ok = !!instance[i] && !protect[i] && !upper[i] && depth > 0 && depth < reach && skinLab(labAt(image.data, i), ref);
+    memo[i] = ok ? 1 : 2;
+    return ok;
+  };
   // The pieces that reach the bottom edge without the bare arms' skin (an arm hanging to the
-  // frame's bottom beside a low-cut top took the bare side of the chest with it on s6-green-dress),
-  // grown back through all of the skin (a forearm resting on the knee stays with it).
-  const legSkin = arms ? andNot(bare, arms) : bare;
-  const bottom = new Uint8Array(W * H);
-  for (let x = 0, i = (H - 1) * W; x < W; x++, i++) bottom[i] = legSkin[i]!;
-  const reaching = componentsTouching(legSkin, bottom, W, H);
-  const seeds = new Uint8Array(W * H);
+  // frame's bottom beside a low-cut top took the bare side of the chest with it on s6-green-dress)
+  // and hold at least 0.02 body sizes squared, grown back through all of the skin (a forearm
+  // resting on the knee stays with it).
+  const legs = new Uint8Array(W * H);
+  const stack = takeInts(W * H);
+  const flood = (seed: number, ok: (i: number) => boolean, mark: Uint8Array, piece?: number[]) => {
+    let top = 0;
+    stack[top++] = seed;
+    mark[seed] = 1;
+    while (top) {
+      const i = stack[--top]!;
+      piece?.push(i);
+      const x = i % W;
+      // The four neighbours in turn, without an array per pixel.
+      for (let k = 0; k < 4; k++) {
+        const q = k === 0 ? (x > 0 ? i - 1 : -1) : k === 1 ? (x < W - 1 ? i + 1 : -1) : k === 2 ? i - W : i + W < W * H ? i + W : -1;
+        if (q < 0 || mark[q] || !ok(q)) continue;
+        mark[q] = 1;
+        stack[top++] = q;
+      }
+    }
+  };
+  const legSkin = (i: number) => bare(i) && !arms?.[i];
+  const seen = takeBytes(W * H);
   const least = 0.02 * size * size;
-  eachComponent(reaching, W, (piece) => {
-    if (piece.length >= least) for (const i of piece) seeds[i] = 1;
-  });
-  const legs = componentsTouching(bare, seeds, W, H);
+  const seeds: number[] = [];
+  for (let i = (H - 1) * W; i < W * H; i++) {
+    if (seen[i] || !legSkin(i)) continue;
+    const piece: number[] = [];
+    flood(i, legSkin, seen, piece);
+    if (piece.length >= least) seeds.push(piece[0]!);
+  }
+  for (const i of seeds) if (!legs[i]) flood(i, bare, legs);
+  giveBack(memo, seen, stack);
+  if (!seeds.length) return undefined;
   // Closed over 0.03 body sizes, holes filled (off face, hair and the upper arms): a knee's
   // highlight, off the skin's colour and off the person mask, let the garment through as a striped
   // square on s5-top's knee, and a gap between two knees as a small white box.
   const box = maskBox(legs, W, H);
-  if (!box) return legs;
+  if (!box) return undefined;
   const r = Math.max(1, Math.round(0.03 * size));
   const grown = { x: Math.max(0, box.x - r), y: Math.max(0, box.y - r), width: 0, height: 0 };
   grown.width = Math.min(W, box.x + box.width + r) - grown.x;
@@ -206,7 +241,7 @@ function legsInFront(image: RgbImage, skin: [number, number, number] | null, ins
   eachComponent(gaps, gw, (hole) => {
     if (hole.length <= 0.01 * size * size) for (const j of hole) legs[(Math.floor(j / gw) + grown.y) * W + (j % gw) + grown.x] = 1;
   });
-  for (let i = 0; i < legs.length; i++) if (legs[i] && (protect[i] || upper[i])) legs[i] = 0;
+  for (let y = grown.y; y < grown.y + gh; y++) for (let i = y * W + grown.x; i < y * W + grown.x + gw; i++) if (legs[i] && (protect[i] || upper[i])) legs[i] = 0;
   return legs;
 }
 
@@ -248,8 +283,9 @@ function unseenArms(image: RgbImage, skin: [number, number, number] | null, inst
   const cells = new Uint32Array(1 << 12);
   let n = 0;
   const tb = boxOf([top, bottom], r);
-  for (let y = tb.y0; y <= tb.y1; y++) {
-    for (let x = tb.x0; x <= tb.x1; x++) {
+  // Every third row and column: shares, not a mask (47 ms at 1 MP on every pixel).
+  for (let y = tb.y0; y <= tb.y1; y += 3) {
+    for (let x = tb.x0; x <= tb.x1; x += 3) {
       const i = y * W + x;
       if (!instance[i] || protect[i] || segmentDistance(top, bottom, x + 0.5, y + 0.5) > r) continue;
       const lab = labAt(image.data, i);
@@ -265,8 +301,8 @@ function unseenArms(image: RgbImage, skin: [number, number, number] | null, inst
     const rc = 0.05 * size;
     const ab = boxOf(bones.flat(), rc);
     let all = 0, hers = 0;
-    for (let y = ab.y0; y <= ab.y1; y++) {
-      for (let x = ab.x0; x <= ab.x1; x++) {
+    for (let y = ab.y0; y <= ab.y1; y += 3) {
+      for (let x = ab.x0; x <= ab.x1; x += 3) {
         const i = y * W + x;
         if (protect[i] || bones.every(([a, c]) => segmentDistance(a, c, x + 0.5, y + 0.5) > rc)) continue;
         all++;
@@ -346,7 +382,7 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
     bodyParts(body, instance, type, lengths, {
       skirtLike: g.skirt,
       armSkin: bareArms,
-      upperArmSkin: sleeved ? upperArmSkin(image, skin, instance, protect, body) : undefined,
+      skinAt: sleeved ? upperArmSkin(image, skin, instance, protect, body) : undefined,
       protect,
       collarFaceWidth: person.face?.box.width,
       unseen: unseenArms(image, skin, instance, protect, body),
