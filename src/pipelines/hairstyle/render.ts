@@ -505,7 +505,7 @@ export function removal(an: HeadAnalysis, covered: Uint8Array, color: HairColor)
   const r = Math.max(1, Math.round(an.frame.scale * 0.015));
   const old = srgbToLab(...an.hairColour), target = srgbToLab(...HAIR_COLOR_TARGETS[color].srgb);
   const alike = Math.hypot(old[0] - target[0], old[1] - target[1], old[2] - target[2]) < LOCK_SAME_COLOUR;
-  const locks = keepLocks(an, raw, r, alike ? LOCK_SLOPES : [0]);
+  const locks = keepLocks(an, raw, r, alike ? LOCK_SLOPES : [0], covered);
   const grown = dilate(raw, W, H, r);
   // Around a kept lock the grown edge keeps the photo (the lock's own soft edge), but for old hair
   // still to remove.
@@ -628,7 +628,7 @@ const LOCK_MARGIN = 0.045;
  * (NATURAL_HAIRLINE above the forehead landmark) and the brows, inside the face's width. Clears the locks from `raw` (the hair to remove) and
  * returns them grown by the removal's margin `r`: the removal's grown edge must not eat into them.
  */
-function keepLocks(an: HeadAnalysis, raw: Uint8Array, r: number, slopes: readonly number[]): Uint8Array | null {
+function keepLocks(an: HeadAnalysis, raw: Uint8Array, r: number, slopes: readonly number[], covered: Uint8Array): Uint8Array | null {
   const { frame, anchors, hair } = an;
   const { width: W, height: H } = an.image;
   const box = maskBox(raw, W, H);
@@ -642,6 +642,7 @@ function keepLocks(an: HeadAnalysis, raw: Uint8Array, r: number, slopes: readonl
       if (v < anchors.forehead - NATURAL_HAIRLINE || v >= anchors.brows) continue;
       const u = frameU(frame, x + 0.5, y + 0.5);
       if (Math.abs(u) > anchors.ovalHalfWidth(anchors.brows, u) + LOCK_MARGIN) continue;
+      if (!underNewHair(an, covered, u, v)) continue;
       const lock = slopes.some((slope) => {
         for (const at of [(v + anchors.brows) / 2, anchors.brows, anchors.brows + LOCK_BELOW / 2, anchors.brows + LOCK_BELOW]) {
           const [fx, fy] = fromFrame(frame, u + slope * (at - v), at);
@@ -655,6 +656,29 @@ function keepLocks(an: HeadAnalysis, raw: Uint8Array, r: number, slopes: readonl
   }
   return any ? dilate(kept, W, H, r) : null;
 }
+
+/**
+ * Whether the new hair lies above (u, v) (frame coordinates) within LOCK_UNDER face widths past
+ * the natural hairline: a lock kept there comes out from under it. A lock beside the new hair's
+ * side came out of nothing: cut at the natural hairline and at the face's width bound, a dark
+ * slab stood at s6-centre-right's temple beside her Crew Cut.
+ */
+function underNewHair(an: HeadAnalysis, covered: Uint8Array, u: number, v: number): boolean {
+  const { frame, anchors } = an;
+  const { width: W, height: H } = an.image;
+  const top = anchors.forehead - NATURAL_HAIRLINE - LOCK_UNDER;
+  const step = 1 / frame.scale;
+  for (let q = v; q >= top; q -= step) {
+    const [fx, fy] = fromFrame(frame, u, q);
+    const x = Math.floor(fx), y = Math.floor(fy);
+    if (x < 0 || y < 0 || x >= W || y >= H) return false;
+    if (covered[y * W + x]) return true;
+  }
+  return false;
+}
+
+/** How far above the natural hairline (face widths) underNewHair looks for the new hair. */
+const LOCK_UNDER = 0.05;
 
 /**
  * The fill's preference for nearby sources (patchFill's locality): a source a quarter of the fill
