@@ -779,9 +779,11 @@ const KNOWN: Record<string, string[]> = {
   's5-red-top upper_body tshirt': ['covered', 'shoulders'],
   's6-stripes upper_body tshirt': ['shoulders'],
   's5-navy upper_body tshirt': ['covered'],
-  // The T-shirt's image-left shoulder corner lies on the top of the hair of the woman in front of
-  // her (124 px; 127 before stop 41): the target's shoulder is hidden behind that head, and the
-  // instance gives the hair above the neighbour's face to the target.
+  // The T-shirt's image-left edge lies over the edge of the hair beside the face of the woman in
+  // front of her (124 px, a strip 8 px wide; 127 before stop 41): the target's shoulder is hidden
+  // behind that head, and the instance gives the hair's edge to the target. (Its shoulder corner
+  // also lay on the top of that hair, above the annotation, until algorithm 31 cut other people's
+  // heads out of the instance up to above their face boxes.)
   's5-top upper_body tshirt': ['neighbours'],
 };
 

@@ -84,12 +84,17 @@ function shouldersBelowFace(pose: BodyPose, face: Face): BodyPose {
   return { ...pose, landmarks };
 }
 
-/** Capsules of a person known only by a face: the head and a torso hanging below it. */
+/**
+ * Capsules of a person known only by a face: the head, up to 0.9 face sizes above the box's centre
+ * (the hair above the face: with a disc about the centre only, the target's instance took the top
+ * of the hair of the woman in front of s5-top, and the T-shirt's shoulder corner lay on it), and
+ * a torso hanging below it.
+ */
 function faceShapes(f: Face): Shape[] {
   const s = Math.max(f.box.width, f.box.height);
   const c: [number, number] = [f.box.x + f.box.width / 2, f.box.y + f.box.height / 2];
   return [
-    { a: c, b: c, r: 0.6 * s },
+    { a: c, b: [c[0], c[1] - 0.3 * s], r: 0.6 * s },
     { a: [c[0], c[1] + s], b: [c[0], c[1] + 3 * s], r: 1.1 * s },
   ];
 }
