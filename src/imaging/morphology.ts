@@ -152,6 +152,70 @@ export function componentsTouching(mask: Uint8Array, seed: Uint8Array, W: number
 }
 
 /**
+ * Floods from `seed` through the 4-connected pixels for which `ok` holds, setting them in `mark`
+ * (pixels already marked are not entered; the seed is taken as it is), on `stack` (at least as
+ * long as the picture: each pixel is pushed once). Returns how many pixels it marked. For masks
+ * known only pixel by pixel, tested when the flood reaches them (componentsTouching needs the
+ * whole mask first).
+ */
+export function floodWhere(seed: number, W: number, H: number, ok: (i: number) => boolean, mark: Uint8Array, stack: Int32Array): number {
+  let top = 0, n = 1;
+  stack[top++] = seed;
+  mark[seed] = 1;
+  while (top) {
+    const i = stack[--top]!;
+    const x = i % W;
+    // The four neighbours in turn, without an array per pixel.
+    for (let k = 0; k < 4; k++) {
+      const q = k === 0 ? (x > 0 ? i - 1 : -1) : k === 1 ? (x < W - 1 ? i + 1 : -1) : k === 2 ? i - W : i + W < W * H ? i + W : -1;
+      if (q < 0 || mark[q] || !ok(q)) continue;
+      mark[q] = 1;
+      stack[top++] = q;
+      n++;
+    }
+  }
+  return n;
+}
+
+/**
+ * `mask` (0/1, a row of `W`) with its holes filled: the 4-connected pieces of what it leaves out
+ * that do not reach the picture's edge, those of at most `maxArea` pixels (all by default). A new
+ * mask.
+ */
+export function fillHoles(mask: Uint8Array, W: number, H: number, maxArea = Infinity): Uint8Array {
+  // What reaches the edge through left-out pixels, on a typed stack with the neighbours written
+  // out (a flood with a predicate per pixel, as floodWhere, took twice as long: ~12 ms at 1 MP).
+  const out = new Uint8Array(mask.length);
+  const stack = takeInts(mask.length);
+  let top = 0;
+  const seed = (i: number) => {
+    if (!mask[i] && !out[i]) (out[i] = 1), (stack[top++] = i);
+  };
+  for (let x = 0; x < W; x++) (seed(x), seed((H - 1) * W + x));
+  for (let y = 0; y < H; y++) (seed(y * W), seed(y * W + W - 1));
+  while (top > 0) {
+    const i = stack[--top]!;
+    const x = i % W, y = (i - x) / W;
+    if (x > 0 && !mask[i - 1] && !out[i - 1]) (out[i - 1] = 1), (stack[top++] = i - 1);
+    if (x < W - 1 && !mask[i + 1] && !out[i + 1]) (out[i + 1] = 1), (stack[top++] = i + 1);
+    if (y > 0 && !mask[i - W] && !out[i - W]) (out[i - W] = 1), (stack[top++] = i - W);
+    if (y < H - 1 && !mask[i + W] && !out[i + W]) (out[i + W] = 1), (stack[top++] = i + W);
+  }
+  giveBack(stack);
+  // `out` holds what reaches the edge; the rest is the mask and its holes.
+  if (maxArea === Infinity) {
+    for (let i = 0; i < out.length; i++) out[i] = out[i] ? 0 : 1;
+    return out;
+  }
+  const holes = new Uint8Array(mask.length);
+  for (let i = 0; i < out.length; i++) (holes[i] = !out[i] && !mask[i] ? 1 : 0), (out[i] = mask[i] ? 1 : 0);
+  eachComponent(holes, W, (hole) => {
+    if (hole.length <= maxArea) for (const i of hole) out[i] = 1;
+  });
+  return out;
+}
+
+/**
  * Calls `visit` with each 4-connected component of `mask` (a row of `W`), as pixel indices; the
  * array is reused between calls. Components are found from start pixels in [from, to) (where the
  * caller knows the mask to lie), in index order.

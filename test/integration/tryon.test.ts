@@ -68,6 +68,8 @@ interface Photo {
   front: Uint8Array;
   /** Pixels of the skin's colour (skinColoured). */
   skin: Uint8Array;
+  /** Knees drawn up in front of the torso (raisedKnees): in front of a top (upper_body), not of trousers or a dress. */
+  knees: Uint8Array;
 }
 const photos = new Map<string, Photo[]>();
 interface Figures {
@@ -181,10 +183,9 @@ function skinColoured(image: RgbImage, oval: Uint8Array): Uint8Array {
  * What stays in front of a garment (point 4), by references run on the input: arms (MoveNet's
  * upper and lower arms as capsules of 0.12 shoulder widths, and a disc of 0.15 at each wrist for
  * the hand) where their pixels have the skin's colour, grown through skin-coloured pixels up to
- * 0.2 shoulder widths from the bones, knees drawn up above the hips (since stop 41: their skin
- * within 0.35 shoulder widths of the line down from MoveNet's knee, s5-top's), and hair (the face-parsing version's
- * labels). A torso behind crossed forearms, raised knees or long hair cannot be covered without
- * painting over them.
+ * 0.2 shoulder widths from the bones, and hair (the face-parsing version's labels); knees drawn up
+ * in front of the torso are Photo.knees (raisedKnees), in front of a top only. A torso behind
+ * crossed forearms, raised knees or long hair cannot be covered without painting over them.
  */
 function inFront(image: RgbImage, body: BodyReference, skin: Uint8Array, labels: Uint8Array): Uint8Array {
   const { width: W, height: H } = image;
@@ -206,9 +207,8 @@ function inFront(image: RgbImage, body: BodyReference, skin: Uint8Array, labels:
   const core = capsules(segs, W, H);
   const wide = capsules(wideSegs, W, H);
   const arms = componentsTouching(wide.map((v, i) => v & skin[i]!), core.map((v, i) => v & skin[i]!), W, H);
-  const knees = raisedKnees(image, body, skin);
   const out = new Uint8Array(W * H);
-  for (let i = 0; i < out.length; i++) if (labels[i] === CLASS.hair || arms[i] || knees[i]) out[i] = 1;
+  for (let i = 0; i < out.length; i++) if (labels[i] === CLASS.hair || arms[i]) out[i] = 1;
   return out;
 }
 
@@ -244,7 +244,7 @@ function raisedKnees(image: RgbImage, body: BodyReference, skin: Uint8Array): Ui
 /**
  * The region a clothes type must cover: reference torso (upper_body, dresses) or hips to halfway
  * to the knees (lower_body), on the Meet mask, face excluded; `visible`: and what stays in front
- * of it (inFront) excluded too.
+ * of it (inFront; for a top, raised knees too) excluded too.
  */
 function targetRegion(p: Photo, type: ClothesType, visible = true): Uint8Array {
   const k = p.body.keypoints;
@@ -252,7 +252,7 @@ function targetRegion(p: Photo, type: ClothesType, visible = true): Uint8Array {
   const [sL, sR, hL, hR] = [pt('right_shoulder'), pt('left_shoulder'), pt('right_hip'), pt('left_hip')];
   const poly: P[] = type === 'lower_body' ? [hL, hR, lerp(hR, pt('left_knee'), 0.5), lerp(hL, pt('right_knee'), 0.5)] : [lerp(sL, hL, 0.15), lerp(sR, hR, 0.15), hR, hL];
   const region = polygonMask(poly, p.image.width, p.image.height);
-  for (let i = 0; i < region.length; i++) if (p.body.person[i]! <= 127 || p.face[i] || (visible && p.front[i])) region[i] = 0;
+  for (let i = 0; i < region.length; i++) if (p.body.person[i]! <= 127 || p.face[i] || (visible && (p.front[i] || (type === 'upper_body' && p.knees[i])))) region[i] = 0;
   return region;
 }
 
@@ -601,7 +601,7 @@ beforeAll(async () => {
       const body = await bodyReference(bytes, target.around);
       const face = ovalMask(target.landmarks, image.width, image.height);
       const skin = skinColoured(image, face);
-      candidates.push({ bytes, image, box: target.box, body, face, skin, front: inFront(image, body, skin, labels) });
+      candidates.push({ bytes, image, box: target.box, body, face, skin, front: inFront(image, body, skin, labels), knees: raisedKnees(image, body, skin) });
     }
     photos.set(name, candidates);
   }
@@ -676,7 +676,7 @@ beforeAll(async () => {
       covered: coverage(targetRegion(p, type)),
       coveredAll: coverage(targetRegion(p, type, false)),
       shoulders: type === 'upper_body' ? coverage(shoulderBand(p)) : NaN,
-      arms: type === 'upper_body' ? (area(upperArms(p)) ? coverage(upperArms(p)) : NaN) : NaN,
+      arms: type === 'upper_body' ? ((arms) => (area(arms) ? coverage(arms) : NaN))(upperArms(p)) : NaN,
       caps: type === 'upper_body' ? coverage(shoulderCaps(p)) : NaN,
       neck: type === 'upper_body' ? coverage(neckZone(p)) : NaN,
       through: showThrough(p.image, out, alpha),
@@ -694,10 +694,7 @@ beforeAll(async () => {
       // than 30 levels (the garment drawn through an arm in front of it shows as specks).
       forearmsChanged: changedShare(out, p.image, (i) => forearms[i] === 1 && p.skin[i] === 1),
       specks: armSpecks(alpha, W, H, armsRef, 0.01 * sw * sw),
-      knees: (() => {
-        const knees = raisedKnees(p.image, p.body, p.skin);
-        return area(knees) ? coverage(knees) : NaN;
-      })(),
+      knees: area(p.knees) ? coverage(p.knees) : NaN,
       onNeighbours: NEIGHBOURS[name] ? area(polygonMask(NEIGHBOURS[name], W, H).map((v, i) => (v && alpha[i]! > 127 ? 1 : 0))) : NaN,
     });
   }
@@ -852,10 +849,12 @@ describe.each(CASES.map(([n, t, g]) => `${n} ${t} ${g.name}`))('try-on %s', (key
       expect(f().onNeighbours).toBe(0);
     });
   }
-  it("4. keeps knees drawn up in front of the torso in front of the garment (under 10% of the reference's raised knees covered)", 'knees', () => {
-    // Before stop 41: s5-top's T-shirt covered her knee and the forearm resting on it.
-    expect(Number.isNaN(f().knees) || f().knees < 0.1).toBe(true);
-  });
+  if (key.includes(' upper_body ')) {
+    it("4. keeps knees drawn up in front of the torso in front of a top (under 10% of the reference's raised knees covered)", 'knees', () => {
+      // Before stop 41: s5-top's T-shirt covered her knee and the forearm resting on it (67.9%).
+      expect(Number.isNaN(f().knees) || f().knees < 0.1).toBe(true);
+    });
+  }
   it('4. draws no islands of garment on the reference arms (the garment showing through an arm in front of it as specks)', 'specks', () => {
     // Before stop 40: two on s5-red-top's T-shirt (white dots of its stripes on her upper arm).
     expect(f().specks).toBe(0);

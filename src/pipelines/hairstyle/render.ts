@@ -625,8 +625,10 @@ const LOCK_MARGIN = 0.045;
  * under a band of filled forehead. Only locks (old hair along a line from the pixel down to
  * LOCK_BELOW under the brows, at one of `slopes`: halfway to the brows, at them, and halfway
  * and LOCK_BELOW below them), not a fringe ending at the brows; only between the natural hairline
- * (NATURAL_HAIRLINE above the forehead landmark) and the brows, inside the face's width. Clears the locks from `raw` (the hair to remove) and
- * returns them grown by the removal's margin `r`: the removal's grown edge must not eat into them.
+ * (NATURAL_HAIRLINE above the forehead landmark) and the brows, inside the face's width, and only
+ * where the new hair (`covered`) lies above (underNewHair; straight up the head's frame, also for
+ * a slanted lock). Clears the locks from `raw` (the hair to remove) and returns them grown by the
+ * removal's margin `r`: the removal's grown edge must not eat into them.
  */
 function keepLocks(an: HeadAnalysis, raw: Uint8Array, r: number, slopes: readonly number[], covered: Uint8Array): Uint8Array | null {
   const { frame, anchors, hair } = an;
@@ -642,7 +644,6 @@ function keepLocks(an: HeadAnalysis, raw: Uint8Array, r: number, slopes: readonl
       if (v < anchors.forehead - NATURAL_HAIRLINE || v >= anchors.brows) continue;
       const u = frameU(frame, x + 0.5, y + 0.5);
       if (Math.abs(u) > anchors.ovalHalfWidth(anchors.brows, u) + LOCK_MARGIN) continue;
-      if (!underNewHair(an, covered, u, v)) continue;
       const lock = slopes.some((slope) => {
         for (const at of [(v + anchors.brows) / 2, anchors.brows, anchors.brows + LOCK_BELOW / 2, anchors.brows + LOCK_BELOW]) {
           const [fx, fy] = fromFrame(frame, u + slope * (at - v), at);
@@ -651,7 +652,7 @@ function keepLocks(an: HeadAnalysis, raw: Uint8Array, r: number, slopes: readonl
         }
         return true;
       });
-      if (lock) (raw[i] = 0), (kept[i] = 1), (any = true);
+      if (lock && underNewHair(an, covered, u, v)) (raw[i] = 0), (kept[i] = 1), (any = true);
     }
   }
   return any ? dilate(kept, W, H, r) : null;
@@ -666,10 +667,10 @@ function keepLocks(an: HeadAnalysis, raw: Uint8Array, r: number, slopes: readonl
 function underNewHair(an: HeadAnalysis, covered: Uint8Array, u: number, v: number): boolean {
   const { frame, anchors } = an;
   const { width: W, height: H } = an.image;
-  const top = anchors.forehead - NATURAL_HAIRLINE - LOCK_UNDER;
-  const step = 1 / frame.scale;
-  for (let q = v; q >= top; q -= step) {
-    const [fx, fy] = fromFrame(frame, u, q);
+  // A pixel's step up the head's frame (v - 1 / scale), walked without a point per step.
+  const steps = Math.floor((v - (anchors.forehead - NATURAL_HAIRLINE - LOCK_UNDER)) * frame.scale);
+  let [fx, fy] = fromFrame(frame, u, v);
+  for (let k = 0; k <= steps; k++, fx += frame.uy, fy -= frame.ux) {
     const x = Math.floor(fx), y = Math.floor(fy);
     if (x < 0 || y < 0 || x >= W || y >= H) return false;
     if (covered[y * W + x]) return true;

@@ -9,39 +9,12 @@
 //   worn garment    a person wearing it (garment-worn.ts)
 import type { ClothesType } from '../../domain/job.ts';
 import { bleedColours, cropRgb, type RgbImage } from '../../imaging/image.ts';
-import { close, dilate, erode, maskBox } from '../../imaging/morphology.ts';
+import { close, dilate, erode, fillHoles, maskBox } from '../../imaging/morphology.ts';
 import { giveBack, takeInts } from '../../imaging/scratch.ts';
 import { labAt } from '../../steps/color.ts';
 import { add, len, lerp, mid, perp, sub, unit, type P } from './body.ts';
 import { andNot, area, intersect } from './masks.ts';
 import { LIMB_STATIONS, PELVIS_STATIONS, TORSO_STATIONS, type PartName, type Strip, type Strips } from './parts.ts';
-
-/**
- * Fills holes: everything not reachable from the border through 0-pixels becomes 1. (Typed
- * stacks and loops here and in largestBlob: closures, neighbour arrays and a mapping
- * Uint8Array.from per pixel were most of the garment stage.)
- */
-function fillHoles(mask: Uint8Array, W: number, H: number): Uint8Array {
-  const reached = new Uint8Array(mask.length);
-  // Each pixel is pushed at most once.
-  const stack = new Int32Array(mask.length);
-  let top = 0;
-  const seed = (i: number) => {
-    if (!mask[i] && !reached[i]) (reached[i] = 1), (stack[top++] = i);
-  };
-  for (let x = 0; x < W; x++) (seed(x), seed((H - 1) * W + x));
-  for (let y = 0; y < H; y++) (seed(y * W), seed(y * W + W - 1));
-  while (top > 0) {
-    const i = stack[--top]!;
-    const x = i % W, y = (i - x) / W;
-    if (x > 0 && !mask[i - 1] && !reached[i - 1]) (reached[i - 1] = 1), (stack[top++] = i - 1);
-    if (x < W - 1 && !mask[i + 1] && !reached[i + 1]) (reached[i + 1] = 1), (stack[top++] = i + 1);
-    if (y > 0 && !mask[i - W] && !reached[i - W]) (reached[i - W] = 1), (stack[top++] = i - W);
-    if (y < H - 1 && !mask[i + W] && !reached[i + W]) (reached[i + W] = 1), (stack[top++] = i + W);
-  }
-  for (let i = 0; i < reached.length; i++) reached[i] = reached[i] ? 0 : 1;
-  return reached;
-}
 
 /** Keeps the largest 4-connected blob. */
 function largestBlob(mask: Uint8Array, W: number, H: number): Uint8Array {

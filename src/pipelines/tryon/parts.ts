@@ -228,7 +228,7 @@ export interface BodyPartOptions {
    * along the stations' walks.
    */
   skinAt?: (i: number) => boolean;
-  /** Arms whose landmarks lie off anything of the target's (unseenArms): treated as hidden. */
+  /** Arms whose landmarks lie off the target's skin and torso clothing (unseenArms): no sleeve, not cut out. */
   unseen?: ReadonlyArray<'L' | 'R'>;
 }
 
@@ -380,9 +380,10 @@ function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: Part
       if (short) cut = Math.min(0.7 * upper, Math.max(0.4 * upper, cut));
       cut = Math.min(cut, full - 0.02 * size);
       const length = Math.max(0.05 * size, (cut - start) / 0.9);
-      // Half-widths from the arm itself (the nearer edge across the arm's axis: the other side may
-      // run on into the torso), a loose sleeve's 1.3x, within 0.07-0.15 of armRef (the walk may
-      // also run on into a neighbour); on a clothed arm at least clothedHalf.
+      // Half-widths from the arm itself: a bare arm's both edges on its skin (below), at least
+      // 1.1x its half-width up to 0.35 of armRef; otherwise the nearer edge on the instance (the
+      // other side may run on into the torso), a loose sleeve's 1.3x, within 0.07-0.15 of armRef
+      // (the walk may also run on into a neighbour); on a clothed arm at least clothedHalf.
       const armHalf: number[] = [];
       const offset: number[] = [];
       const half = LIMB_STATIONS.map((f) => {
@@ -513,7 +514,8 @@ function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: Part
   // filled with the background where the new sleeve did not reach (a grey patch on messi's raised
   // arm, his jersey's short sleeve). Nor is what lies under an unseen arm's landmarks: not hers
   // (a neighbour's dress the instance takes in, filled with skin beside s5-red-top's shoulder).
-  const wideArms = shapesMask([...seen, ...unseen.filter((sd) => !hiddenArm(b, sd))].map((sd) => ({ a: lerp(b[sd].shoulder, b[sd].elbow, 0.2), b: b[sd].elbow, r: 0.22 * armRef })), W, H);
+  // So every arm but a hidden one (behind the body, laid across the torso) keeps its band.
+  const wideArms = shapesMask((['L', 'R'] as const).filter((sd) => !hiddenArm(b, sd)).map((sd) => ({ a: lerp(b[sd].shoulder, b[sd].elbow, 0.2), b: b[sd].elbow, r: 0.22 * armRef })), W, H);
   return { strips, clips, arms, hands, band: bandMask(andNot(torsoAllowed, wideArms), W, H, top, down, span), cuffs };
 }
 

@@ -15,14 +15,14 @@
 //   -> warp (warp.ts): per part, a thin-plate spline through the strip pairs evaluated with
 //   GridSample in the tps-warp graph over the part's clip box (a short sleeve: its affine part)
 //   -> compose (compose.ts): parts layered under face, hair and hands, forearms in front of the
-//   torso, bare knees drawn up in front of a top (legsInFront), anti-aliased; uncovered old clothing in the garment's body band patch-filled; shading
-//   from the photo -> encode.
+//   torso, bare knees drawn up in front of a top (legsInFront), anti-aliased; uncovered old
+//   clothing in the garment's body band patch-filled; shading from the photo -> encode.
 // Outputs: result-1.jpg|png, garment-mask.png, tryon.json. `prompt` is stored with the task's
 // input and returned in tryon.json; this version does not interpret it.
 import type { ClothesType } from '../../domain/job.ts';
 import { AppError } from '../../errors/codes.ts';
 import { decodeImage, type RgbImage } from '../../imaging/image.ts';
-import { close, closeInBox, componentsTouching, eachComponent, maskBox, type Region } from '../../imaging/morphology.ts';
+import { close, closeInBox, componentsTouching, fillHoles, floodWhere, grownMaskBox, maskBox, type Region } from '../../imaging/morphology.ts';
 import { numberParam } from '../../models/params.ts';
 import { stageTimer, type StageTimer } from '../../domain/stage-timer.ts';
 import { labAt, srgbToLab } from '../../steps/color.ts';
@@ -128,24 +128,23 @@ function armSkin(image: RgbImage, skin: [number, number, number] | null, instanc
 }
 
 /**
- * Whether a pixel is skin of the instance (the face's skin colour, off face and hair) within 0.22
- * body sizes of an upper arm (shoulder to elbow), shoulder caps included: what a sleeve is
- * centred on (parts.ts). Each pixel tested once, when asked: parts.ts asks along a sleeve's
- * station walks only (a mask of the upper arms' skin cost ~13 ms at 1 MP).
+ * Whether a pixel is skin of the instance (the face's skin colour, off face, hair and the bare
+ * chest) within 0.22 body sizes of an upper arm (shoulder to elbow), shoulder caps included: what
+ * a sleeve is centred on (parts.ts). Tested when asked: parts.ts asks along a sleeve's station
+ * walks only (a mask of the upper arms' skin cost ~13 ms at 1 MP).
  */
 function upperArmSkin(image: RgbImage, skin: [number, number, number] | null, instance: Uint8Array, protect: Uint8Array, b: Body): ((i: number) => boolean) | undefined {
   if (!skin) return undefined;
   const ref = srgbToLab(skin[0], skin[1], skin[2]);
   const W = image.width, R = 0.22 * b.size;
-  const memo = new Map<number, boolean>();
-  const near = (i: number) => {
-    const x = (i % W) + 0.5, y = Math.floor(i / W) + 0.5;
-    return segmentDistance(b.L.shoulder, b.L.elbow, x, y) <= R || segmentDistance(b.R.shoulder, b.R.elbow, x, y) <= R;
-  };
+  // Not the bare chest between the shoulders (notArms): a walk inwards from a low-cut top's
+  // shoulder ran on over the chest and pushed the sleeve onto it.
+  const chest = shapesMask(notArms(b, false), W, image.height);
   return (i) => {
-    let v = memo.get(i);
-    if (v === undefined) memo.set(i, (v = !!instance[i] && !protect[i] && near(i) && skinLab(labAt(image.data, i), ref)));
-    return v;
+    if (!instance[i] || protect[i] || chest[i]) return false;
+    const x = (i % W) + 0.5, y = Math.floor(i / W) + 0.5;
+    if (segmentDistance(b.L.shoulder, b.L.elbow, x, y) > R && segmentDistance(b.R.shoulder, b.R.elbow, x, y) > R) return false;
+    return skinLab(labAt(image.data, i), ref);
   };
 }
 
@@ -154,18 +153,22 @@ function upperArmSkin(image: RgbImage, skin: [number, number, number] | null, in
  * of the instance below the chest (a fifth of the way from the neck to the hips: BlazePose's
  * shoulders on s5-top lie low, and a third left her knee's top under the T-shirt) down to 1.2
  * torso lengths below the hips, off face, hair and the upper arms, in pieces that reach the
- * photo's bottom edge and hold at least 0.02 body sizes squared. Bare skin of the chest is cut
- * from them by the clothing between; a hand or forearm resting on a knee joins them, and stays in
- * front as it would.
+ * photo's bottom edge without the bare arms' skin (`arms`) and hold at least 0.02 body sizes
+ * squared, grown back through all of the skin. Bare skin of the chest is cut from them by the
+ * clothing between; a hand or forearm resting on a knee joins them and stays in front with them
+ * (as would a forearm touching a knee, up to the upper arm's capsule).
  */
 function legsInFront(image: RgbImage, skin: [number, number, number] | null, instance: Uint8Array, protect: Uint8Array, b: Body, arms: Uint8Array | undefined): Uint8Array | undefined {
   if (!skin) return undefined;
   const { W, H, size } = b;
-  const ref = srgbToLab(skin[0], skin[1], skin[2]);
   const chest = lerp(b.neck, b.pelvis, 0.2);
-  // Down to 1.2 torsos below the hips: legs that reach the frame's bottom only farther down are
-  // a standing person's, below the top (and not looked at: no cost on such photos).
+  const depthAt = (x: number, y: number) => (x - chest[0]) * b.down[0] + (y - chest[1]) * b.down[1];
+  // Down to 1.2 torso lengths below the hips: legs that reach the frame's bottom only farther down
+  // are a standing person's, below any top. Such a photo's bottom edge lies past that at both
+  // corners, and nothing is looked at.
   const reach = 2 * b.tl;
+  if (depthAt(0.5, H - 0.5) >= reach && depthAt(W - 0.5, H - 0.5) >= reach) return undefined;
+  const ref = srgbToLab(skin[0], skin[1], skin[2]);
   // Not the upper arms (a short sleeve's place): an arm hanging to the frame's bottom is skin
   // reaching it too.
   const upper = shapesMask(armShapes(b, { forearm: false, hands: false }), W, H);
@@ -174,74 +177,38 @@ function legsInFront(image: RgbImage, skin: [number, number, number] | null, ins
   const memo = takeBytes(W * H);
   const bare = (i: number): boolean => {
     if (memo[i]) return memo[i] === 1;
-    const x = i % W, y = (i - x) / W;
-    const depth = (x + 0.5 - chest[0]) * b.down[0] + (y + 0.5 - chest[1]) * b.down[1];
+    const x = i % W, depth = depthAt(x + 0.5, (i - x) / W + 0.5);
     const ok = !!instance[i] && !protect[i] && !upper[i] && depth > 0 && depth < reach && skinLab(labAt(image.data, i), ref);
     memo[i] = ok ? 1 : 2;
     return ok;
   };
   // The pieces that reach the bottom edge without the bare arms' skin (an arm hanging to the
-  // frame's bottom beside a low-cut top took the bare side of the chest with it on s6-green-dress)
-  // and hold at least 0.02 body sizes squared, grown back through all of the skin (a forearm
-  // resting on the knee stays with it).
-  const legs = new Uint8Array(W * H);
-  const stack = takeInts(W * H);
-  const flood = (seed: number, ok: (i: number) => boolean, mark: Uint8Array, piece?: number[]) => {
-    let top = 0;
-    stack[top++] = seed;
-    mark[seed] = 1;
-    while (top) {
-      const i = stack[--top]!;
-      piece?.push(i);
-      const x = i % W;
-      // The four neighbours in turn, without an array per pixel.
-      for (let k = 0; k < 4; k++) {
-        const q = k === 0 ? (x > 0 ? i - 1 : -1) : k === 1 ? (x < W - 1 ? i + 1 : -1) : k === 2 ? i - W : i + W < W * H ? i + W : -1;
-        if (q < 0 || mark[q] || !ok(q)) continue;
-        mark[q] = 1;
-        stack[top++] = q;
-      }
-    }
-  };
+  // frame's bottom beside a low-cut top took the bare side of the chest with it on s6-green-dress),
+  // large enough, grown back through all of the skin (a forearm resting on the knee stays with it).
   const legSkin = (i: number) => bare(i) && !arms?.[i];
-  const seen = takeBytes(W * H);
+  const stack = takeInts(W * H), seen = takeBytes(W * H);
   const least = 0.02 * size * size;
   const seeds: number[] = [];
-  for (let i = (H - 1) * W; i < W * H; i++) {
-    if (seen[i] || !legSkin(i)) continue;
-    const piece: number[] = [];
-    flood(i, legSkin, seen, piece);
-    if (piece.length >= least) seeds.push(piece[0]!);
-  }
-  for (const i of seeds) if (!legs[i]) flood(i, bare, legs);
+  for (let i = (H - 1) * W; i < W * H; i++) if (!seen[i] && legSkin(i) && floodWhere(i, W, H, legSkin, seen, stack) >= least) seeds.push(i);
+  const legs = new Uint8Array(W * H);
+  for (const i of seeds) if (!legs[i]) floodWhere(i, W, H, bare, legs, stack);
   giveBack(memo, seen, stack);
   if (!seeds.length) return undefined;
-  // Closed over 0.03 body sizes, holes filled (off face, hair and the upper arms): a knee's
-  // highlight, off the skin's colour and off the person mask, let the garment through as a striped
-  // square on s5-top's knee, and a gap between two knees as a small white box.
-  const box = maskBox(legs, W, H);
-  if (!box) return undefined;
+  // Closed over 0.03 body sizes, holes of up to 0.01 body sizes squared filled (then off face,
+  // hair and the upper arms again): a knee's highlight, off the skin's colour and off the person
+  // mask, let the garment through as a striped square on s5-top's knee, and a gap between two
+  // knees as a small white box.
   const r = Math.max(1, Math.round(0.03 * size));
-  const grown = { x: Math.max(0, box.x - r), y: Math.max(0, box.y - r), width: 0, height: 0 };
-  grown.width = Math.min(W, box.x + box.width + r) - grown.x;
-  grown.height = Math.min(H, box.y + box.height + r) - grown.y;
-  closeInBox(legs, W, grown, r);
-  // Holes left inside (up to 0.01 body sizes squared) are the legs' too.
-  const { width: gw, height: gh } = grown;
-  const gaps = new Uint8Array(gw * gh), edge = new Uint8Array(gw * gh);
-  for (let y = 0; y < gh; y++) {
-    for (let x = 0; x < gw; x++) {
-      const j = y * gw + x;
-      gaps[j] = legs[(y + grown.y) * W + x + grown.x] ? 0 : 1;
-      if (gaps[j] && (x === 0 || y === 0 || x === gw - 1 || y === gh - 1)) edge[j] = 1;
-    }
+  const gb = grownMaskBox(legs, W, H, r);
+  if (!gb) return undefined;
+  const box = { x: gb.x0, y: gb.y0, width: gb.x1 - gb.x0, height: gb.y1 - gb.y0 };
+  closeInBox(legs, W, box, r);
+  const crop = new Uint8Array(box.width * box.height);
+  for (let y = 0; y < box.height; y++) crop.set(legs.subarray((y + box.y) * W + box.x, (y + box.y) * W + box.x + box.width), y * box.width);
+  const filled = fillHoles(crop, box.width, box.height, 0.01 * size * size);
+  for (let y = 0; y < box.height; y++) {
+    for (let x = 0, i = (y + box.y) * W + box.x, j = y * box.width; x < box.width; x++, i++, j++) legs[i] = filled[j] && !protect[i] && !upper[i] ? 1 : 0;
   }
-  const open = componentsTouching(gaps, edge, gw, gh);
-  for (let j = 0; j < gaps.length; j++) if (open[j]) gaps[j] = 0;
-  eachComponent(gaps, gw, (hole) => {
-    if (hole.length <= 0.01 * size * size) for (const j of hole) legs[(Math.floor(j / gw) + grown.y) * W + (j % gw) + grown.x] = 1;
-  });
-  for (let y = grown.y; y < grown.y + gh; y++) for (let i = y * W + grown.x; i < y * W + grown.x + gw; i++) if (legs[i] && (protect[i] || upper[i])) legs[i] = 0;
   return legs;
 }
 
@@ -258,8 +225,8 @@ function paletteCell(lab: [number, number, number]): number {
 const ARM_SEEN = 0.3;
 
 /**
- * The arms whose landmarks lie on something that is not the target's: under a third of the arm's
- * core (0.05 body sizes either side of its bones from a third of the upper arm down to the wrist,
+ * The arms whose landmarks lie on something that is not the target's: under ARM_SEEN of the arm's
+ * core (0.05 body sizes either side of its bones from 0.35 of the upper arm down to the wrist,
  * face and hair left out) is on the instance and of the target's skin or of a colour common on her
  * torso's clothing (a palette cell holding 0.3% of the torso's core: 0.18 body sizes either side
  * of the spine, its skin left out). BlazePose puts an arm that the photo does not show where it
@@ -304,7 +271,7 @@ function unseenArms(image: RgbImage, skin: [number, number, number] | null, inst
     for (let y = ab.y0; y <= ab.y1; y += 3) {
       for (let x = ab.x0; x <= ab.x1; x += 3) {
         const i = y * W + x;
-        if (protect[i] || bones.every(([a, c]) => segmentDistance(a, c, x + 0.5, y + 0.5) > rc)) continue;
+        if (protect[i] || (segmentDistance(bones[0]![0], bones[0]![1], x + 0.5, y + 0.5) > rc && segmentDistance(bones[1]![0], bones[1]![1], x + 0.5, y + 0.5) > rc)) continue;
         all++;
         if (!instance[i]) continue;
         const lab = labAt(image.data, i);
@@ -418,7 +385,8 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
   // Bare knees drawn up in front of a top stay in front; under a long sleeve not the forearm
   // resting on them (the sleeve covers it).
   let legs = type === 'upper_body' ? legsInFront(image, skin, instance, protect, body, bareArms) : undefined;
-  if (legs && Object.values(parts.cuffs).some((c) => c && !c.short)) legs = andNot(legs, shapesMask(armShapes(body, { upper: false, hands: false }), W, H));
+  const longSleeved = (['L', 'R'] as const).filter((sd) => parts.cuffs[`sleeve${sd}`]?.short === false);
+  if (legs && longSleeved.length) legs = andNot(legs, shapesMask(armShapes(body, { upper: false, hands: false, sides: longSleeved }), W, H));
   const front = legs ? union(union(protect, parts.hands), legs) : union(protect, parts.hands);
   const layer = await t.time('composite', () => layerParts(W, H, warped, front, { maxArea: Math.round(SPECK * body.size * body.size), seenThrough: protect }));
   const removal = await t.time('removal', () => {
