@@ -344,17 +344,23 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
   const scale = ((type === 'lower_body' ? 0.9 : 1.2) * body.size) / g.width;
   const lengths = Object.fromEntries(Object.entries(g.lengths).map(([k, v]) => [k, v * scale]));
   const sleeved = !!(lengths.sleeveL || lengths.sleeveR);
-  const bareArms = armSkin(image, skin, instance, protect, body, sleeved);
-  const parts = await t.time('body', () =>
-    bodyParts(body, instance, type, lengths, {
+  const { parts, legs } = await t.time('body', () => {
+    const bareArms = armSkin(image, skin, instance, protect, body, sleeved);
+    const parts = bodyParts(body, instance, type, lengths, {
       skirtLike: g.skirt,
       armSkin: bareArms,
       skinAt: sleeved ? upperArmSkin(image, skin, instance, protect, body) : undefined,
       protect,
       collarFaceWidth: person.face?.box.width,
       unseen: unseenArms(image, skin, instance, protect, body),
-    }),
-  );
+    });
+    // Bare knees drawn up in front of a top stay in front; under a long sleeve not that arm's
+    // forearm resting on them (the sleeve covers it).
+    let legs = type === 'upper_body' ? legsInFront(image, skin, instance, protect, body, bareArms) : undefined;
+    const longSleeved = (['L', 'R'] as const).filter((sd) => parts.cuffs[`sleeve${sd}`]?.short === false);
+    if (legs && longSleeved.length) legs = andNot(legs, shapesMask(armShapes(body, { upper: false, hands: false, sides: longSleeved }), W, H));
+    return { parts, legs };
+  });
 
   // What each part's warp samples (garmentSamples): the garment's core and its bled colours.
   const { core, source } = await t.time('garment', () => garmentSamples(garment));
@@ -381,12 +387,7 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
     warped.push({ name, ...(await t.infer('warp', () => warpPart(warp, source, partMask, from, to, region, { affine: cuff?.short, quads }))), clip, cuff });
   }
 
-  // Compose: face, hair and hands in front; old clothing removed where uncovered; the photo's light.
-  // Bare knees drawn up in front of a top stay in front; under a long sleeve not the forearm
-  // resting on them (the sleeve covers it).
-  let legs = type === 'upper_body' ? legsInFront(image, skin, instance, protect, body, bareArms) : undefined;
-  const longSleeved = (['L', 'R'] as const).filter((sd) => parts.cuffs[`sleeve${sd}`]?.short === false);
-  if (legs && longSleeved.length) legs = andNot(legs, shapesMask(armShapes(body, { upper: false, hands: false, sides: longSleeved }), W, H));
+  // Compose: face, hair, hands and legs in front; old clothing removed where uncovered; the photo's light.
   const front = legs ? union(union(protect, parts.hands), legs) : union(protect, parts.hands);
   const layer = await t.time('composite', () => layerParts(W, H, warped, front, { maxArea: Math.round(SPECK * body.size * body.size), seenThrough: protect }));
   const removal = await t.time('removal', () => {
