@@ -512,11 +512,14 @@ function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: Part
   // The clothing on an upper arm is never filled (tryon.json: it stays where no sleeve covers it):
   // an old sleeve is wider than BlazePose's upper-arm capsule, and the band took the rest of it,
   // filled with the background where the new sleeve did not reach (a grey patch on messi's raised
-  // arm, his jersey's short sleeve). Nor is what lies under an unseen arm's landmarks: not hers
-  // (a neighbour's dress the instance takes in, filled with skin beside s5-red-top's shoulder).
-  // So every arm but a hidden one (behind the body, laid across the torso) keeps its band.
+  // arm, his jersey's short sleeve). Nor is what lies under an unseen arm's landmarks, its
+  // forearm and hand too: not hers (a neighbour's dress the instance takes in, filled with skin
+  // beside s5-red-top's shoulder; at 300 px wide, a block of the woman in front of s5-top filled
+  // brown under the unseen arm's wrist). So every arm but a hidden one (behind the body, laid
+  // across the torso) keeps its band.
   const wideArms = shapesMask((['L', 'R'] as const).filter((sd) => !hiddenArm(b, sd)).map((sd) => ({ a: lerp(b[sd].shoulder, b[sd].elbow, 0.2), b: b[sd].elbow, r: 0.22 * armRef })), W, H);
-  return { strips, clips, arms, hands, band: bandMask(andNot(torsoAllowed, wideArms), W, H, top, down, span), cuffs };
+  const unseenLimbs = shapesMask(armShapes(b, { upper: false, sides: unseen.filter((sd) => !hiddenArm(b, sd)) }), W, H);
+  return { strips, clips, arms, hands, band: bandMask(andNot(torsoAllowed, wideArms, unseenLimbs), W, H, top, down, span), cuffs };
 }
 
 /**
