@@ -136,6 +136,16 @@ export function shadeRamp(color: HairColor, dh = 0, kc = 1, dL = 0, deep = true)
 }
 
 /**
+ * Whether CIE Lab colour `lab` is skin of the face whose colour is `ref` (Lab): chroma within 16,
+ * lightness within `lightness` (30: lit and shaded skin alike). Clothing of another colour, a wall,
+ * hair fail. (Both pipelines' test of a person's own skin against the face's colour.)
+ */
+export function skinColoured(lab: readonly number[], ref: readonly number[], lightness = 30): boolean {
+  const da = lab[1]! - ref[1]!, db = lab[2]! - ref[2]!;
+  return da * da + db * db < 16 * 16 && Math.abs(lab[0]! - ref[0]!) < lightness;
+}
+
+/**
  * Whether an sRGB colour lies in the broad YCbCr box where skin of every tone falls (Chai and Ngan's
  * chroma bounds, Cb 77-127 and Cr 133-173, widened a little for warm and dim photos; very dark
  * pixels, where chroma says nothing, are not skin). A coarse test for telling a face from clothes

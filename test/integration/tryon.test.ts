@@ -15,6 +15,7 @@ import { loadRegistry } from '../../src/models/registry.ts';
 import { SessionCache } from '../../src/models/sessions.ts';
 import { polygonMask } from '../../src/imaging/polygon.ts';
 import { componentsTouching, eachComponent } from '../../src/imaging/morphology.ts';
+import { area } from '../../src/pipelines/tryon/masks.ts';
 import { tryon } from '../../src/pipelines/tryon/pipeline.ts';
 import type { PipelineContext } from '../../src/pipelines/types.ts';
 import { srgbToLab } from '../../src/steps/color.ts';
@@ -117,7 +118,6 @@ interface Figures {
 const figures = new Map<string, Figures>();
 
 type P = [number, number];
-const area = (m: Uint8Array) => m.reduce((n, v) => n + (v ? 1 : 0), 0);
 const lerp = (a: P, b: P, t: number): P => [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t];
 
 /** Disc or capsule rasterization (references only). */

@@ -40,7 +40,7 @@ describe('a skin fill meets the skin beside it', () => {
     expect(lit - fill).toBeGreaterThan(8);
     // At the seam (mid-height of the lit rows, away from the wisps' rows): within 3 of the lit skin.
     expect(Math.abs(L(img.data, 100, 50) - lit)).toBeLessThan(3);
-    // Past the reach (0.08 face widths = 8 px here): the fill's own lightness.
+    // Past the reach (three times MEET_REACH, 0.24 face widths = 24 px here): the fill's own lightness.
     expect(Math.abs(L(img.data, 130, 50) - fill)).toBeLessThan(0.5);
     // Beside the wisps (rows 150 and more): never darker than the fill was.
     for (let y = 150; y < H; y += 10) expect(L(img.data, 100, y)).toBeGreaterThanOrEqual(fill - 0.5);

@@ -7,9 +7,8 @@
 // and softness. Only where the old hair covered most of the ear (an ear the photo shows is kept as
 // it is, and no second ear is drawn beside it), and only on the removal's hole.
 import type { RgbImage } from '../../imaging/image.ts';
-import { labAt, labToSrgb, srgbToLab } from '../../steps/color.ts';
+import { labAt, labToSrgb, skinColoured, srgbToLab } from '../../steps/color.ts';
 import { frameBox, frameU, frameV } from './frame.ts';
-import { skinColoured } from './hair.ts';
 import type { HeadAnalysis, Look } from './render.ts';
 import { hash2, noise2, smooth } from './templates.ts';
 

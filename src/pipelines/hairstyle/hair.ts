@@ -16,7 +16,7 @@ import { chamfer, componentsTouching, dilate, eachComponent, maskBox, type Pixel
 import { giveBack, takeBytes, takeInts } from '../../imaging/scratch.ts';
 import type { ModelSession } from '../../models/onnx.ts';
 import type { StageTimer } from '../../domain/stage-timer.ts';
-import { labAt, skinLike } from '../../steps/color.ts';
+import { labAt, skinColoured, skinLike } from '../../steps/color.ts';
 import type { Face } from '../../steps/face-detection.ts';
 import { CELEBAMASK_CLASSES, CLASS, parseFaceSoon, softClassMask, type FaceParse, type FaceParsingParams } from '../../steps/face-parsing.ts';
 import { segmentPersonSoon } from '../../steps/person-segmentation.ts';
@@ -566,16 +566,6 @@ export function bodyFlare(dy: number): number {
   if (dy <= 0) return 0;
   const t = dy - SHOULDER_DROP;
   return (t + Math.sqrt(t * t + FLARE_K * FLARE_K) - FLARE_AT_CHIN) / (2 * SHOULDER_SLOPE);
-}
-
-/**
- * Whether CIE Lab colour `lab` is skin of the face whose colour is `ref` (Lab): chroma within 16,
- * lightness within `lightness` (30: lit and shaded skin alike). Clothing of another colour, a wall,
- * hair fail.
- */
-export function skinColoured(lab: readonly number[], ref: readonly number[], lightness = 30): boolean {
-  const da = lab[1]! - ref[1]!, db = lab[2]! - ref[2]!;
-  return da * da + db * db < 16 * 16 && Math.abs(lab[0]! - ref[0]!) < lightness;
 }
 
 /**

@@ -17,9 +17,9 @@ import { boxBlurInPlace, gaussianBlurInPlace, matchSharpness, type SharpnessFill
 import { copyBytes, type RgbImage } from '../../imaging/image.ts';
 import { chamfer, dilate, grownMaskBox, indicesBox, maskBox } from '../../imaging/morphology.ts';
 import { giveBack, takeBytes, takeInts, takePlane } from '../../imaging/scratch.ts';
-import { HAIR_COLOR_TARGETS, labAt, shadeRamp, skinLike, srgbToLab } from '../../steps/color.ts';
+import { HAIR_COLOR_TARGETS, labAt, shadeRamp, skinColoured, skinLike, srgbToLab } from '../../steps/color.ts';
 import { patchFill, pullPush } from '../../steps/patch-fill.ts';
-import { UNDER, skinColoured } from './hair.ts';
+import { UNDER } from './hair.ts';
 import { FOREHEAD_WIDTH_BELOW, NATURAL_HAIRLINE, frameBox, frameU, frameV, fromFrame, jawLine, type Anchors, type Frame } from './frame.ts';
 import { SHAVED_SIDES, STUBBLE_SHADE, TEMPLATES, hash2, noise1, noise2, smooth, type Template, type Variant } from './templates.ts';
 import type { Hairstyle } from '../../domain/job.ts';
@@ -1076,8 +1076,9 @@ function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, r: numbe
 }
 
 /**
- * How far (face widths) meetSkin's offset reaches into a skin fill from the skin it meets: past it
- * the fill keeps evenTone's tone.
+ * The scale (face widths) of meetSkin's fade into a skin fill from the skin it meets: three
+ * quarters of the offset at MEET_REACH, none past three times it (a smoothstep), where the fill
+ * keeps evenTone's tone.
  */
 const MEET_REACH = 0.08;
 /** How much darker than the face's skin (CIE L) skin beside a skin fill may be for meetSkin to match it. */
@@ -1087,8 +1088,8 @@ const MEET_DARKER = 15;
  * A skin fill meets the photo's own skin beside it without a seam: where a filled pixel has a
  * 4-neighbour outside the hole that is skin (below), the difference between the two is measured,
  * smoothed along the seam, interpolated over the part
- * (pull-push) and added, fading out over MEET_REACH from where it was measured. evenTone's tone
- * comes from the skin sources, the face's colour's (hair.ts skinColoured): a lit shoulder is too
+ * (pull-push) and added, fading out over 3 x MEET_REACH from where it was measured. evenTone's tone
+ * comes from the skin sources, the face's colour's (steps/color.ts skinColoured): a lit shoulder is too
  * light to be one, and a filled shoulder was a flat patch a shade darker than the shoulder beside
  * it, with a visible edge (s5-left). Only `part`'s pixels change.
  */

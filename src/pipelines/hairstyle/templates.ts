@@ -69,7 +69,8 @@ export interface Template {
   strandLength?: number;
   /**
    * The cut shows the forehead up to the natural hairline (bareForehead): the renderer draws the
-   * hairline's fine hairs there, NATURAL_HAIRLINE above the forehead landmark.
+   * hairline's fine hairs there, NATURAL_HAIRLINE above the forehead landmark. Set by
+   * showsHairline, with the outline it goes with.
    */
   naturalHairline?: boolean;
   sdf(u: number, v: number, c: TemplateContext): number;
@@ -285,11 +286,20 @@ const longWave = (u: number, v: number, c: TemplateContext) => ({
   side: u < c.p.parting ? -1 : 1,
 });
 
+/**
+ * A style that shows the natural hairline (the Crew Cut, the Buzz Cut, the Braided Crown's
+ * pulled-back hair, the Mohawk's strip and shaved sides): its outline kept off the bare forehead
+ * (bareForehead), and flagged for the renderer, which draws the hairline's fine hairs up to it.
+ * One wrapper, so the flag and the outline cannot disagree.
+ */
+function showsHairline(t: Template): Template {
+  return { ...t, naturalHairline: true, sdf: (u, v, c) => intersect(t.sdf(u, v, c), -bareForehead(u, v, c.a)) };
+}
+
 export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
-  'Braided Crown': {
+  'Braided Crown': showsHairline({
     name: 'Braided Crown',
     short: true,
-    naturalHairline: true,
     opacity: 1,
     wisps: 0.008,
     strands: 1,
@@ -301,7 +311,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       const { r } = braidArc(u, v, c);
       const band = v < c.a.ears ? Math.abs(r - 1) * 0.6 - 0.08 : 1;
       // The hair is pulled back, so its hairline shows: the natural one, as the short cuts'.
-      return intersect(intersect(union(sleek, band), allowedArea(u, v, c.a, archedHairline(c.a, u))), -bareForehead(u, v, c.a));
+      return intersect(union(sleek, band), allowedArea(u, v, c.a, archedHairline(c.a, u)));
     },
     flow(u, v, c) {
       const { cy, on } = braidArc(u, v, c);
@@ -324,7 +334,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       const lobe = Math.abs(fract(s + (across > 0 ? 0.25 : -0.25) + across * 0.45) - 0.5) * 2;
       return 0.2 + 0.75 * (1 - lobe * lobe) - 0.9 * across * across * across * across - 0.35;
     },
-  },
+  }),
   'Long Layers': {
     name: 'Long Layers',
     short: false,
@@ -353,10 +363,9 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       return part + layer;
     },
   },
-  'Buzz Cut': {
+  'Buzz Cut': showsHairline({
     name: 'Buzz Cut',
     short: true,
-    naturalHairline: true,
     opacity: 1,
     wisps: 0.006,
     strands: 1,
@@ -367,7 +376,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     sdf(u, v, c) {
       // The front hairline rounded, rising towards the temples (a straight cut across the forehead
       // read as a cap's rim).
-      return intersect(intersect(union(cap(u, v, c, 0.015, 0.03, c.a.ears - 0.06), sideburns(u, v, c, 0.12, 0.05)), allowedArea(u, v, c.a, archedHairline(c.a, u))), -bareForehead(u, v, c.a));
+      return intersect(union(cap(u, v, c, 0.015, 0.03, c.a.ears - 0.06), sideburns(u, v, c, 0.12, 0.05)), allowedArea(u, v, c.a, archedHairline(c.a, u)));
     },
     flow(u, v, c) {
       return fromCrown(u, v, c);
@@ -376,7 +385,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       // Clipped hair is mostly roots: darker than the ends, darkest where it thins at the sides.
       return -0.15 - 0.2 * smooth(0.3, 0.55, Math.abs(u)) + 0.15 * (noise2(u * 18, v * 18, c.p.seed) * 2 - 1);
     },
-  },
+  }),
   'Bowl Cut': {
     name: 'Bowl Cut',
     short: true,
@@ -600,10 +609,9 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       return 0.4 * curls(u, v, 11, c.p.seed, c.px);
     },
   },
-  Mohawk: {
+  Mohawk: showsHairline({
     name: 'Mohawk',
     short: true,
-    naturalHairline: true,
     opacity: 1,
     wisps: 0.02,
     strands: 1,
@@ -619,7 +627,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       const w = Math.abs(u - m);
       const strip = Math.max(w - (0.12 - 0.04 * smooth(a.forehead, top, v)), top + spikes - v, v - (a.forehead - 0.02));
       const back = intersect(w - 0.12, cap(u, v, c, 0, 0.05, a.ears - 0.15));
-      return intersect(intersect(union(strip, back), allowedArea(u, v, a, hairline(a))), -bareForehead(u, v, a));
+      return intersect(union(strip, back), allowedArea(u, v, a, hairline(a)));
     },
     flow(u, v, c) {
       const m = c.a.midline;
@@ -629,11 +637,10 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       // The raised part thins into spikes: more gaps between strands, less light through them.
       return -0.35 * smooth(c.a.forehead - 0.3, c.a.forehead - 0.75, v);
     },
-  },
-  'Crew Cut': {
+  }),
+  'Crew Cut': showsHairline({
     name: 'Crew Cut',
     short: true,
-    naturalHairline: true,
     opacity: 1,
     wisps: 0.012,
     strands: 1,
@@ -648,7 +655,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       // bullet; a tall narrow dome before it read as a helmet), under a rounded hairline.
       const sides = union(cap(u, v, c, -0.005, 0, a.ears - 0.06), sideburns(u, v, c, 0.12, 0.05));
       const top = intersect(crown(u, v, c, 0.56, 0.8, 2.6), v - (a.forehead + 0.05));
-      return intersect(intersect(union(sides, top), allowedArea(u, v, a, archedHairline(a, u, 0.02))), -bareForehead(u, v, a));
+      return intersect(union(sides, top), allowedArea(u, v, a, archedHairline(a, u, 0.02)));
     },
     flow(u, v, c) {
       // Forward and down from the crown, as the Buzz Cut (brushed up at the front, the flows met in
@@ -658,7 +665,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     shade(u) {
       return -0.3 * smooth(0.36, 0.5, Math.abs(u));
     },
-  },
+  }),
 };
 
 /** The shaved sides' own shade (its mean; render.ts lights the scalp's colour about it). */
@@ -669,10 +676,9 @@ export const STUBBLE_SHADE = -0.2;
  * (render.ts's stubble share), nearly opaque: the removed hair under it was filled with what lies
  * beside the head, so a faint layer let the background show through the skull.
  */
-export const SHAVED_SIDES: Template = {
+export const SHAVED_SIDES: Template = showsHairline({
   name: 'Mohawk',
   short: true,
-  naturalHairline: true,
   opacity: 0.94,
   wisps: 0.003,
   // Stubble: bristles of about 1% of the face width (without them the scalp was a flat beige cap),
@@ -684,7 +690,7 @@ export const SHAVED_SIDES: Template = {
   strandLength: 0.012,
   bulk: { cy: 0.2, rx: 0.6, ry: 0.77 },
   sdf(u, v, c) {
-    return intersect(intersect(union(cap(u, v, c, -0.025, -0.02, c.a.ears - 0.06), sideburns(u, v, c, 0.1, 0.04)), allowedArea(u, v, c.a, hairline(c.a))), -bareForehead(u, v, c.a));
+    return intersect(union(cap(u, v, c, -0.025, -0.02, c.a.ears - 0.06), sideburns(u, v, c, 0.1, 0.04)), allowedArea(u, v, c.a, hairline(c.a)));
   },
   flow(u, v, c) {
     return fromCrown(u, v, c);
@@ -692,7 +698,7 @@ export const SHAVED_SIDES: Template = {
   shade(u, v, c) {
     return STUBBLE_SHADE + 0.08 * (noise2(u * Math.min(420, 0.5 / c.px), v * Math.min(420, 0.5 / c.px), c.p.seed) * 2 - 1);
   },
-};
+});
 
 /** Variants for one job: deterministic in the seed; output k of n varies parting, volume, shine. */
 export function variantFor(seed: number, k: number): Variant {

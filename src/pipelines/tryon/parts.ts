@@ -77,28 +77,18 @@ export function limbStrip(pts: P[], start: number, length: number, half: number[
 /**
  * Walks from `c` along `u` and returns the distance to the farthest pixel of `allowed` (less
  * `deny`) reached without crossing more than `gap` pixels in a row of `stop` pixels (background);
- * `skip` pixels (an arm in front) neither count nor stop. Capped at `max`.
+ * `skip` pixels (an arm in front) neither count nor stop. Capped at `max`. `allowed` is a mask or
+ * a test asked pixel by pixel (a sleeve's skin, known only where a walk goes).
  */
-export function edgeDistance(c: P, u: P, max: number, gap: number, allowed: Uint8Array, skip: Uint8Array | null, W: number, H: number, deny?: Uint8Array): number | null {
+export function edgeDistance(c: P, u: P, max: number, gap: number, allowed: Uint8Array | ((i: number) => boolean), skip: Uint8Array | null, W: number, H: number, deny?: Uint8Array): number | null {
+  const at = typeof allowed === 'function' ? allowed : (i: number) => allowed[i] !== 0;
   let last: number | null = null, run = 0;
   for (let d = 0; d <= max; d += 1) {
     const x = Math.round(c[0] + u[0] * d), y = Math.round(c[1] + u[1] * d);
     if (x < 0 || y < 0 || x >= W || y >= H) return d;
     const i = y * W + x;
-    if (allowed[i] && !deny?.[i]) (last = d), (run = 0);
+    if (at(i) && !deny?.[i]) (last = d), (run = 0);
     else if (!skip || !skip[i]) if (++run > gap) break;
-  }
-  return last;
-}
-
-/** edgeDistance over the pixels for which `ok` holds, without skipped or denied pixels. */
-export function edgeDistanceWhere(c: P, u: P, max: number, gap: number, ok: (i: number) => boolean, W: number, H: number): number | null {
-  let last: number | null = null, run = 0;
-  for (let d = 0; d <= max; d += 1) {
-    const x = Math.round(c[0] + u[0] * d), y = Math.round(c[1] + u[1] * d);
-    if (x < 0 || y < 0 || x >= W || y >= H) return d;
-    if (ok(y * W + x)) (last = d), (run = 0);
-    else if (++run > gap) break;
   }
   return last;
 }
@@ -393,8 +383,8 @@ function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: Part
         // A bare arm is measured on its skin, both edges (the clothed torso beside it stops the
         // walk): BlazePose's arm line lies near the outer edge at times, and the nearer edge's
         // distance made s5-top's sleeve a strip on the arm's outer half.
-        const edges = (on: Uint8Array) => [edgeDistance(p, n, 0.3 * size, gap, on, null, W, H), edgeDistance(p, [-n[0], -n[1]], 0.3 * size, gap, on, null, W, H)] as const;
-        const [aS, cS] = sleeveSkin ? [edgeDistanceWhere(p, n, 0.3 * size, gap, sleeveSkin, W, H), edgeDistanceWhere(p, [-n[0], -n[1]], 0.3 * size, gap, sleeveSkin, W, H)] : [null, null];
+        const edges = (on: Uint8Array | ((i: number) => boolean)) => [edgeDistance(p, n, 0.3 * size, gap, on, null, W, H), edgeDistance(p, [-n[0], -n[1]], 0.3 * size, gap, on, null, W, H)] as const;
+        const [aS, cS] = sleeveSkin ? edges(sleeveSkin) : [null, null];
         let m: number;
         let onSkin = false;
         if (aS !== null && cS !== null && aS + cS >= 0.1 * armRef && aS + cS <= 0.7 * armRef) {

@@ -25,7 +25,7 @@ import { decodeImage, type RgbImage } from '../../imaging/image.ts';
 import { close, closeInBox, componentsTouching, fillHoles, floodWhere, grownMaskBox, maskBox, type Region } from '../../imaging/morphology.ts';
 import { numberParam } from '../../models/params.ts';
 import { stageTimer, type StageTimer } from '../../domain/stage-timer.ts';
-import { labAt, srgbToLab } from '../../steps/color.ts';
+import { labAt, skinColoured, srgbToLab } from '../../steps/color.ts';
 import { giveBack, takeBytes, takeInts } from '../../imaging/scratch.ts';
 import { jsonFile, maskFile, pictureFile } from '../output.ts';
 import { definePipeline, type PipelineContext } from '../types.ts';
@@ -55,11 +55,18 @@ export interface TryonRender {
   crop: { x: number; y: number; width: number; height: number };
 }
 
-/** Whether a CIE Lab colour is the skin's (`ref`, the face's skin in Lab): within 16 in a*b* and 35 in L*. */
-function skinLab(lab: [number, number, number], ref: [number, number, number]): boolean {
-  const da = lab[1] - ref[1], db = lab[2] - ref[2];
-  const d2 = da * da + db * db;
-  return (Math.abs(d2 - 256) > 1e-6 ? d2 < 256 : Math.hypot(da, db) < 16) && Math.abs(lab[0] - ref[0]) < 35;
+/** How far in CIE L a pixel may lie from the face's skin and still be skin (steps/color.ts skinColoured): a lit or shaded arm. */
+const SKIN_LIGHTNESS = 35;
+
+/** The pixels within `m` of points, clipped to the photo: inclusive bounds. */
+function pointsBox(pts: readonly P[], m: number, W: number, H: number): { x0: number; x1: number; y0: number; y1: number } {
+  const xs = pts.map((p) => p[0]), ys = pts.map((p) => p[1]);
+  return {
+    x0: Math.max(0, Math.floor(Math.min(...xs) - m)),
+    x1: Math.min(W - 1, Math.ceil(Math.max(...xs) + m)),
+    y0: Math.max(0, Math.floor(Math.min(...ys) - m)),
+    y1: Math.min(H - 1, Math.ceil(Math.max(...ys) + m)),
+  };
 }
 
 /**
@@ -79,7 +86,7 @@ function skinMask(image: RgbImage, skin: [number, number, number] | null, within
   for (let y = box.y; y < box.y + box.height; y++) {
     for (let i = y * W + box.x; i < y * W + box.x + box.width; i++) {
       if (!within[i]) continue;
-      if (skinLab(labAt(image.data, i), ref)) out[i] = 1;
+      if (skinColoured(labAt(image.data, i), ref, SKIN_LIGHTNESS)) out[i] = 1;
     }
   }
   // The closing grows nothing past the band's box by more than r: the cut back to the band there.
@@ -117,10 +124,7 @@ function armSkin(image: RgbImage, skin: [number, number, number] | null, instanc
   // them: most of this step's time).
   const r = Math.max(1, Math.round(0.01 * size));
   const boxes = (['L', 'R'] as const).map((s) => {
-    const pts = bones(s).flat();
-    const m = 0.22 * size + r + 2;
-    const x0 = Math.max(0, Math.floor(Math.min(...pts.map((p) => p[0])) - m)), x1 = Math.min(W - 1, Math.ceil(Math.max(...pts.map((p) => p[0])) + m));
-    const y0 = Math.max(0, Math.floor(Math.min(...pts.map((p) => p[1])) - m)), y1 = Math.min(H - 1, Math.ceil(Math.max(...pts.map((p) => p[1])) + m));
+    const { x0, x1, y0, y1 } = pointsBox(bones(s).flat(), 0.22 * size + r + 2, W, H);
     return { x: x0, y: y0, width: Math.max(1, x1 - x0 + 1), height: Math.max(1, y1 - y0 + 1) };
   });
   const bare = skinMask(image, skin, band, r, boxes);
@@ -144,7 +148,7 @@ function upperArmSkin(image: RgbImage, skin: [number, number, number] | null, in
     if (!instance[i] || protect[i] || chest[i]) return false;
     const x = (i % W) + 0.5, y = Math.floor(i / W) + 0.5;
     if (segmentDistance(b.L.shoulder, b.L.elbow, x, y) > R && segmentDistance(b.R.shoulder, b.R.elbow, x, y) > R) return false;
-    return skinLab(labAt(image.data, i), ref);
+    return skinColoured(labAt(image.data, i), ref, SKIN_LIGHTNESS);
   };
 }
 
@@ -178,7 +182,7 @@ function legsInFront(image: RgbImage, skin: [number, number, number] | null, ins
   const bare = (i: number): boolean => {
     if (memo[i]) return memo[i] === 1;
     const x = i % W, depth = depthAt(x + 0.5, (i - x) / W + 0.5);
-    const ok = !!instance[i] && !protect[i] && !upper[i] && depth > 0 && depth < reach && skinLab(labAt(image.data, i), ref);
+    const ok = !!instance[i] && !protect[i] && !upper[i] && depth > 0 && depth < reach && skinColoured(labAt(image.data, i), ref, SKIN_LIGHTNESS);
     memo[i] = ok ? 1 : 2;
     return ok;
   };
@@ -239,24 +243,18 @@ const ARM_SEEN = 0.3;
 function unseenArms(image: RgbImage, skin: [number, number, number] | null, instance: Uint8Array, protect: Uint8Array, b: Body): Array<'L' | 'R'> {
   const { W, H, size } = b;
   const ref = skin ? srgbToLab(skin[0], skin[1], skin[2]) : null;
-  const boxOf = (pts: P[], m: number) => ({
-    x0: Math.max(0, Math.floor(Math.min(...pts.map((p) => p[0])) - m)),
-    x1: Math.min(W - 1, Math.ceil(Math.max(...pts.map((p) => p[0])) + m)),
-    y0: Math.max(0, Math.floor(Math.min(...pts.map((p) => p[1])) - m)),
-    y1: Math.min(H - 1, Math.ceil(Math.max(...pts.map((p) => p[1])) + m)),
-  });
   // The torso clothing's palette.
   const top = lerp(b.neck, b.pelvis, 0.15), bottom = lerp(b.neck, b.pelvis, 0.85), r = 0.18 * size;
   const cells = new Uint32Array(1 << 12);
   let n = 0;
-  const tb = boxOf([top, bottom], r);
+  const tb = pointsBox([top, bottom], r, W, H);
   // Every third row and column: shares, not a mask (47 ms at 1 MP on every pixel).
   for (let y = tb.y0; y <= tb.y1; y += 3) {
     for (let x = tb.x0; x <= tb.x1; x += 3) {
       const i = y * W + x;
       if (!instance[i] || protect[i] || segmentDistance(top, bottom, x + 0.5, y + 0.5) > r) continue;
       const lab = labAt(image.data, i);
-      if (ref && skinLab(lab, ref)) continue;
+      if (ref && skinColoured(lab, ref, SKIN_LIGHTNESS)) continue;
       cells[paletteCell(lab)]!++;
       n++;
     }
@@ -266,7 +264,7 @@ function unseenArms(image: RgbImage, skin: [number, number, number] | null, inst
     const j = b[s];
     const bones: Array<[P, P]> = [[lerp(j.shoulder, j.elbow, 0.35), j.elbow], [j.elbow, j.wrist]];
     const rc = 0.05 * size;
-    const ab = boxOf(bones.flat(), rc);
+    const ab = pointsBox(bones.flat(), rc, W, H);
     let all = 0, hers = 0;
     for (let y = ab.y0; y <= ab.y1; y += 3) {
       for (let x = ab.x0; x <= ab.x1; x += 3) {
@@ -275,7 +273,7 @@ function unseenArms(image: RgbImage, skin: [number, number, number] | null, inst
         all++;
         if (!instance[i]) continue;
         const lab = labAt(image.data, i);
-        if ((ref && skinLab(lab, ref)) || (n > 0 && cells[paletteCell(lab)]! >= common)) hers++;
+        if ((ref && skinColoured(lab, ref, SKIN_LIGHTNESS)) || (n > 0 && cells[paletteCell(lab)]! >= common)) hers++;
       }
     }
     return all > 0 && hers < ARM_SEEN * all;
