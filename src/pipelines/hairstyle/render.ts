@@ -732,6 +732,7 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number, lo
     if (g === UNDER.skin || g === UNDER.clothing) bodyAround(an, part, hole, src, g === UNDER.skin);
     for (const i of holeAt) src[i] = 0;
     if (g === UNDER.clothing) clearOfHair(an, src);
+    if (g === UNDER.skin) skinColouredOnly(an, part, src);
     // The first group's fill is a new picture; the next ones fill it in place.
     img = patchFill(img, part, { source: src, seed: seed + g, inPlace: img !== an.image, locality: FILL_LOCALITY, blend: true, sourcesPerHole: 1 });
     // Bare skin keeps only the copied texture's finest detail (~1.2% of the face width: pores,
@@ -1005,6 +1006,50 @@ function jawShade(an: Pick<HeadAnalysis, 'frame' | 'anchors'>): (x: number, y: n
     return 1 - JAW_SHADOW * w * side;
   };
 }
+
+/**
+ * The skin fill's sources less what is not of the face's skin colour (toneSource), while most of
+ * those around the part are: the parser's neck and skin take in a necklace's grey glint or a top's
+ * edge, the fill copied them and evenTone's pull-push spread such an island nearest the part over
+ * all of it: s5-right's filled neck and chest a grey-mauve plate (110,73,56 beside her shoulder's
+ * 124,67,24; 103,62,43 without), a maroon smudge of her top on s6-centre-left's filled chest
+ * (rotated -35 degrees). In place.
+ */
+function skinColouredOnly(an: Pick<HeadAnalysis, 'image' | 'skin'>, part: Uint8Array, src: Uint8Array): void {
+  const { width: W, height: H, data } = an.image;
+  // Where patchFill looks for sources (its region: the part's box and half its larger side, at
+  // least 24 px, around it).
+  const pb = maskBox(part, W, H);
+  if (!pb) return;
+  const box = grownMaskBox(part, W, H, Math.max(24, Math.round(0.5 * Math.max(pb.width, pb.height))))!;
+  const ref = srgbToLab(an.skin[0], an.skin[1], an.skin[2]);
+  let all = 0, off = 0;
+  for (let y = box.y0; y < box.y1; y++) {
+    for (let i = y * W + box.x0; i < y * W + box.x1; i++) {
+      if (!src[i]) continue;
+      all++;
+      if (!toneSource(labAt(data, i), ref)) off++;
+    }
+  }
+  // Mostly off the face's colour: the light on the body, not the sources, differs from the face's.
+  if (all - off < TONE_KEPT * all) return;
+  for (let y = box.y0; y < box.y1; y++) for (let i = y * W + box.x0; i < y * W + box.x1; i++) if (src[i] && !toneSource(labAt(data, i), ref)) src[i] = 0;
+}
+
+/**
+ * skinColouredOnly's test of a source against the face's skin (CIE Lab `ref`): of its colour
+ * (steps/color.ts skinColoured, at any lightness: the shadow under a jaw is skin, darker by 30 L
+ * and more) and at least TONE_CHROMA of its chroma. Skin in shade or lit warm is as saturated as
+ * the face or more (s5-right's shoulder 41 against her face's 27); a necklace's grey glint or a
+ * pale strap within skinColoured's bound is not (12-15).
+ */
+function toneSource(lab: readonly number[], ref: readonly number[]): boolean {
+  return skinColoured(lab, ref, 100) && Math.hypot(lab[1]!, lab[2]!) >= TONE_CHROMA * Math.hypot(ref[1]!, ref[2]!);
+}
+/** toneSource's least chroma, as a share of the face's. */
+const TONE_CHROMA = 0.6;
+/** The share of the sources that must pass toneSource for skinColouredOnly to apply it. */
+const TONE_KEPT = 0.5;
 
 /**
  * Bare skin filled by patches copied from the face, the neck and the shoulders is a mosaic of
