@@ -89,6 +89,11 @@ function skinMask(image: RgbImage, skin: [number, number, number] | null, within
       if (skinColoured(labAt(image.data, i), ref, SKIN_LIGHTNESS)) out[i] = 1;
     }
   }
+  // Then, per box (each arm's, or the band's), the skin of its own colour too: the median of what
+  // the face's colour found there. An arm lit warmer or shaded deeper than the face drifts past
+  // the face's chroma bound (s5-red-top's shaded upper arm, b* 37-39 against her face's 20): its
+  // outer half was taken for clothing, and a dress was drawn over it.
+  for (const b of boxes ?? [box]) ownSkin(image, within, out, b);
   // The closing grows nothing past the band's box by more than r: the cut back to the band there.
   // With `boxes` (parts of the band far apart), each is closed on its own box.
   let closed: Uint8Array = out;
@@ -99,6 +104,38 @@ function skinMask(image: RgbImage, skin: [number, number, number] | null, within
   }
   return closed;
 }
+
+/**
+ * Sets `out` (0/1, in place) on the pixels of `within` in box `b` of the skin colour already found
+ * there: skinColoured against the median CIE Lab of `out`'s pixels in the box (every other row
+ * and column), once they are at least OWN_SKIN_MIN of the box's `within` (too few say nothing of
+ * the skin's colour there).
+ */
+function ownSkin(image: RgbImage, within: Uint8Array, out: Uint8Array, b: Region): void {
+  const W = image.width;
+  let n = 0, m = 0;
+  for (let y = b.y; y < b.y + b.height; y += 2) for (let i = y * W + b.x; i < y * W + b.x + b.width; i += 2) if (within[i]) (m++, (n += out[i]!));
+  if (n < OWN_SKIN_MIN * m || n < 50) return;
+  const Ls = new Float32Array(n), As = new Float32Array(n), Bs = new Float32Array(n);
+  let k = 0;
+  for (let y = b.y; y < b.y + b.height; y += 2) {
+    for (let i = y * W + b.x; i < y * W + b.x + b.width; i += 2) {
+      if (!within[i] || !out[i]) continue;
+      const lab = labAt(image.data, i);
+      (Ls[k] = lab[0]), (As[k] = lab[1]), (Bs[k++] = lab[2]);
+    }
+  }
+  // A typed array's own numeric sort (a plain array with a comparator costs tens of ms).
+  const ref = [Ls.sort()[n >> 1]!, As.sort()[n >> 1]!, Bs.sort()[n >> 1]!];
+  for (let y = b.y; y < b.y + b.height; y++) {
+    for (let i = y * W + b.x; i < y * W + b.x + b.width; i++) {
+      if (within[i] && !out[i] && skinColoured(labAt(image.data, i), ref, SKIN_LIGHTNESS)) out[i] = 1;
+    }
+  }
+}
+
+/** The share of a box's pixels that must be of the face's skin colour for ownSkin to take their colour as the skin's there. */
+const OWN_SKIN_MIN = 0.05;
 
 /**
  * Bare skin of the forearms and hands (0/1): skin-coloured pixels of the instance near the arms
