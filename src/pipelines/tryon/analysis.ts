@@ -19,6 +19,7 @@ import { detectFaces, type Face } from '../../steps/face-detection.ts';
 import { CELEBAMASK_CLASSES, CLASS, parseFace, parseFaceSoon, type FaceParse } from '../../steps/face-parsing.ts';
 import { boxBlur } from '../../imaging/blur.ts';
 import { close, componentsTouching, dilate, maskBox } from '../../imaging/morphology.ts';
+import { giveBack, takeInts } from '../../imaging/scratch.ts';
 import { labAt, labOf } from '../../steps/color.ts';
 import { segmentPerson } from '../../steps/person-segmentation.ts';
 import { bodyOfFace, splitInstance, targetBodyIndex, targetFaceIndex, type Shape } from '../../steps/person-instance.ts';
@@ -384,19 +385,22 @@ function hairStats(data: Uint8Array, labels: Uint8Array, W: number, y0: number, 
 }
 
 /**
- * Long hair below the parser's crop (BiSeNet sees a square around the face, so hair falling over
- * the shoulders and chest is cut at the crop's lower edge): grown down from the hair pixels on that
- * edge through connected pixels of the target's instance whose colour is near the parsed hair's (CIE Lab
- * distance under 2.5 standard deviations, 10-22) and not near the skin's, for at most 2 face sizes.
- * Sets `protect` to 1 there.
+ * Long hair past the parser's crop (BiSeNet sees a square around the face, so hair falling over
+ * the shoulders and chest is cut at the crop's lower edge, and at its side where the hair falls
+ * beside a large face): grown out from the hair pixels on those edges through connected pixels of
+ * the target's instance outside the crop whose colour is near the parsed hair's (CIE Lab distance
+ * under 2.5 standard deviations, 10-22) and not near the skin's, for at most 2 face sizes below
+ * the crop and HAIR_BESIDE face sizes beside it. Sets `protect` to 1 there.
  */
 function extendHair(image: RgbImage, instance: Uint8Array, labels: Uint8Array, crop: { x: number; y: number; size: number }, faceSize: number, skin: [number, number, number] | null, protect: Uint8Array): void {
   const { width: W, height: H, data } = image;
   const HAIR = 17;
   const yEnd = Math.min(H, Math.floor(crop.y + crop.size));
-  if (yEnd >= H) return;
   const y0 = Math.max(0, Math.floor(crop.y));
-  const hair = hairStats(data, labels, W, y0, yEnd, Math.max(0, Math.floor(crop.x)), Math.min(W, Math.ceil(crop.x + crop.size)), HAIR);
+  const cx0 = Math.max(0, Math.floor(crop.x)), cx1 = Math.min(W, Math.ceil(crop.x + crop.size));
+  // Nothing past the crop inside the photo: the parser saw all of it.
+  if (yEnd >= H && cx0 <= 0 && cx1 >= W) return;
+  const hair = hairStats(data, labels, W, y0, yEnd, cx0, cx1, HAIR);
   if (!hair) return;
   const { sum, sq, n } = hair;
   const mean = sum.map((v) => v / n);
@@ -404,6 +408,7 @@ function extendHair(image: RgbImage, instance: Uint8Array, labels: Uint8Array, c
   const limit = Math.min(22, Math.max(10, 2.5 * spread));
   const skinLab = skin ? labOf(Math.round(skin[0]), Math.round(skin[1]), Math.round(skin[2])) : null;
   const yMax = Math.min(H, Math.round(yEnd + 2 * faceSize));
+  const xMin = Math.max(0, Math.round(cx0 - HAIR_BESIDE * faceSize)), xMax = Math.min(W, Math.round(cx1 + HAIR_BESIDE * faceSize));
   // The answer depends on the colour alone: kept in a small direct-mapped table by colour (the
   // fill asks about the same few thousand colours many times).
   const cacheKey = new Int32Array(1 << 14).fill(-1), cacheVal = new Uint8Array(1 << 14);
@@ -418,23 +423,34 @@ function extendHair(image: RgbImage, instance: Uint8Array, labels: Uint8Array, c
     return like;
   };
   const seen = new Uint8Array(W * H);
-  const queue = new Int32Array(W * (yMax - yEnd + 4));
+  const queue = takeInts((xMax - xMin) * (yMax - y0) + 1);
   let head = 0, tail = 0;
-  for (let y = Math.max(y0, yEnd - 3); y < yEnd; y++) {
-    for (let x = 0, i = y * W; x < W; x++, i++) if (labels[i] === HAIR && tail < queue.length) (seen[i] = 1), (queue[tail++] = i);
+  // The seeds: the parsed hair on the crop's bottom rows and on its side columns.
+  const seed = (i: number) => {
+    if (labels[i] === HAIR && !seen[i]) (seen[i] = 1), (queue[tail++] = i);
+  };
+  for (let y = Math.max(y0, yEnd - 3); y < yEnd; y++) for (let x = cx0; x < cx1; x++) seed(y * W + x);
+  for (let y = y0; y < yEnd; y++) {
+    for (let x = cx0; x < Math.min(cx1, cx0 + 3); x++) seed(y * W + x);
+    for (let x = Math.max(cx0, cx1 - 3); x < cx1; x++) seed(y * W + x);
   }
-  const visit = (j: number) => {
-    if (j < 0 || seen[j] || j >= yMax * W) return;
+  // Only outside the crop (inside, the parser's labels stand), within the reach.
+  const visit = (j: number, x: number, y: number) => {
+    if (x < xMin || x >= xMax || y < y0 || y >= yMax || seen[j]) return;
+    if (y < yEnd && x >= cx0 && x < cx1) return;
     seen[j] = 1;
-    if (instance[j] && hairLike(j) && tail < queue.length) (protect[j] = 1), (queue[tail++] = j);
+    if (instance[j] && hairLike(j)) (protect[j] = 1), (queue[tail++] = j);
   };
   while (head < tail) {
     const i = queue[head++]!;
     const x = i % W, y = (i - x) / W;
-    // The same neighbours in the same order as before (the queue's capacity can cut the fill).
-    visit(x > 0 ? i - 1 : -1);
-    visit(x < W - 1 ? i + 1 : -1);
-    visit(i + W);
-    visit(y > yEnd ? i - W : -1);
+    visit(i - 1, x - 1, y);
+    visit(i + 1, x + 1, y);
+    visit(i + W, x, y + 1);
+    visit(i - W, x, y - 1);
   }
+  giveBack(queue);
 }
+
+/** How far beside the parser's crop extendHair grows the hair (face sizes). */
+const HAIR_BESIDE = 1;
