@@ -1023,28 +1023,31 @@ function skinColouredOnly(an: Pick<HeadAnalysis, 'image' | 'skin'>, part: Uint8A
   if (!pb) return;
   const box = grownMaskBox(part, W, H, Math.max(24, Math.round(0.5 * Math.max(pb.width, pb.height))))!;
   const ref = srgbToLab(an.skin[0], an.skin[1], an.skin[2]);
-  let all = 0, off = 0;
+  const minChroma = TONE_CHROMA * Math.hypot(ref[1], ref[2]);
+  // One test per source pixel: the failing ones listed, cleared once the share is known.
+  const off = takeInts((box.x1 - box.x0) * (box.y1 - box.y0));
+  let all = 0, n = 0;
   for (let y = box.y0; y < box.y1; y++) {
     for (let i = y * W + box.x0; i < y * W + box.x1; i++) {
       if (!src[i]) continue;
       all++;
-      if (!toneSource(labAt(data, i), ref)) off++;
+      if (!toneSource(labAt(data, i), ref, minChroma)) off[n++] = i;
     }
   }
   // Mostly off the face's colour: the light on the body, not the sources, differs from the face's.
-  if (all - off < TONE_KEPT * all) return;
-  for (let y = box.y0; y < box.y1; y++) for (let i = y * W + box.x0; i < y * W + box.x1; i++) if (src[i] && !toneSource(labAt(data, i), ref)) src[i] = 0;
+  if (all - n >= TONE_KEPT * all) for (let k = 0; k < n; k++) src[off[k]!] = 0;
+  giveBack(off);
 }
 
 /**
  * skinColouredOnly's test of a source against the face's skin (CIE Lab `ref`): of its colour
  * (steps/color.ts skinColoured, at any lightness: the shadow under a jaw is skin, darker by 30 L
- * and more) and at least TONE_CHROMA of its chroma. Skin in shade or lit warm is as saturated as
+ * and more) and at least `minChroma` (TONE_CHROMA of its chroma). Skin in shade or lit warm is as saturated as
  * the face or more (s5-right's shoulder 41 against her face's 27); a necklace's grey glint or a
  * pale strap within skinColoured's bound is not (12-15).
  */
-function toneSource(lab: readonly number[], ref: readonly number[]): boolean {
-  return skinColoured(lab, ref, 100) && Math.hypot(lab[1]!, lab[2]!) >= TONE_CHROMA * Math.hypot(ref[1]!, ref[2]!);
+function toneSource(lab: readonly number[], ref: readonly number[], minChroma: number): boolean {
+  return skinColoured(lab, ref, 100) && lab[1]! * lab[1]! + lab[2]! * lab[2]! >= minChroma * minChroma;
 }
 /** toneSource's least chroma, as a share of the face's. */
 const TONE_CHROMA = 0.6;
