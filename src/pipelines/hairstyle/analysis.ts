@@ -12,9 +12,9 @@ import { othersMask } from '../../steps/target-face.ts';
 import type { PipelineContext } from '../types.ts';
 import { anchorsOf, frameU, frameV, makeFrame, rollDegrees, yawDegrees } from './frame.ts';
 import { AppError, pastLimit } from '../../errors/codes.ts';
-import { hairFromParsing, hairFromSegmentation, kthSmallest } from './hair.ts';
+import { hairFromParsing, hairFromSegmentation } from './hair.ts';
 import type { HeadAnalysis, HeadGeometry, Look } from './render.ts';
-import { labAt } from '../../steps/color.ts';
+import { kthSmallest, labAt } from '../../steps/color.ts';
 import { blurSigma } from '../../imaging/blur.ts';
 import { maskBox, type Region } from '../../imaging/morphology.ts';
 

@@ -16,7 +16,7 @@ import { chamfer, componentsTouching, dilate, eachComponent, maskBox, type Pixel
 import { giveBack, takeBytes, takeInts } from '../../imaging/scratch.ts';
 import type { ModelSession } from '../../models/onnx.ts';
 import type { StageTimer } from '../../domain/stage-timer.ts';
-import { labAt, skinColoured, skinLike } from '../../steps/color.ts';
+import { LabSamples, labAt, labMedians, skinColoured, skinLike } from '../../steps/color.ts';
 import type { Face } from '../../steps/face-detection.ts';
 import { CELEBAMASK_CLASSES, CLASS, parseFaceSoon, softClassMask, type FaceParse, type FaceParsingParams } from '../../steps/face-parsing.ts';
 import { segmentPersonSoon } from '../../steps/person-segmentation.ts';
@@ -119,36 +119,6 @@ function floodGroups(groups: Uint8Array, region: Uint8Array, W: number, H: numbe
 }
 
 /**
- * The median CIE Lab of colour samples (one array a channel) and their spread: the median distance
- * to it. The arrays are left as they were.
- */
-function labMedians(Ls: Float64Array, As: Float64Array, Bs: Float64Array): { ref: [number, number, number]; spread: number } {
-  const n = Ls.length;
-  // Medians by selection: the element a sorted copy holds at n >> 1.
-  const ref: [number, number, number] = [kthSmallest(Ls.slice(), n >> 1), kthSmallest(As.slice(), n >> 1), kthSmallest(Bs.slice(), n >> 1)];
-  const dist = new Float64Array(n);
-  for (let k = 0; k < n; k++) dist[k] = Math.hypot(Ls[k]! - ref[0], As[k]! - ref[1], Bs[k]! - ref[2]);
-  return { ref, spread: kthSmallest(dist, n >> 1) };
-}
-
-/** CIE Lab samples gathered pixel by pixel (one list a channel), for labMedians. */
-class LabSamples {
-  private readonly L: number[] = [];
-  private readonly A: number[] = [];
-  private readonly B: number[] = [];
-  get count(): number {
-    return this.L.length;
-  }
-  add(data: Uint8Array, i: number): void {
-    const lab = labAt(data, i);
-    this.L.push(lab[0]), this.A.push(lab[1]), this.B.push(lab[2]);
-  }
-  medians(): { ref: [number, number, number]; spread: number } {
-    return labMedians(Float64Array.from(this.L), Float64Array.from(this.A), Float64Array.from(this.B));
-  }
-}
-
-/**
  * Math.hypot(a, b, c) < limit, decided by the squared length where it is clearly inside or outside
  * (Math.hypot is slow); only lengths within a billionth of the limit take the exact test, so the
  * answer is Math.hypot's.
@@ -158,31 +128,6 @@ function closerThan(a: number, b: number, c: number, limit: number): boolean {
   if (d2 < l2 * (1 - 1e-9)) return true;
   if (d2 > l2 * (1 + 1e-9)) return false;
   return Math.hypot(a, b, c) < limit;
-}
-
-/**
- * The k-th smallest value of `a` (reorders it): the value a sorted copy holds at k, in linear
- * time (Hoare quickselect; sorting the hair's tens of thousands of samples took ~15 ms a channel).
- */
-export function kthSmallest(a: Float64Array, k: number): number {
-  let lo = 0, hi = a.length - 1;
-  while (lo < hi) {
-    const pivot = a[(lo + hi) >> 1]!;
-    let i = lo, j = hi;
-    while (i <= j) {
-      while (a[i]! < pivot) i++;
-      while (a[j]! > pivot) j--;
-      if (i <= j) {
-        const t = a[i]!;
-        a[i++] = a[j]!;
-        a[j--] = t;
-      }
-    }
-    if (k <= j) hi = j;
-    else if (k >= i) lo = i;
-    else return a[k]!;
-  }
-  return a[k]!;
 }
 
 /** The share of skin-like pixels a piece beside the head needs to be taken for a neighbour's face. */

@@ -25,7 +25,7 @@ import { decodeImage, type RgbImage } from '../../imaging/image.ts';
 import { close, closeInBox, componentsTouching, fillHoles, floodWhere, grownMaskBox, maskBox, type Region } from '../../imaging/morphology.ts';
 import { numberParam } from '../../models/params.ts';
 import { stageTimer, type StageTimer } from '../../domain/stage-timer.ts';
-import { labAt, skinColoured, srgbToLab } from '../../steps/color.ts';
+import { labAt, labMedians, skinColoured, srgbToLab } from '../../steps/color.ts';
 import { giveBack, takeBytes, takeInts } from '../../imaging/scratch.ts';
 import { jsonFile, maskFile, pictureFile } from '../output.ts';
 import { definePipeline, type PipelineContext } from '../types.ts';
@@ -116,7 +116,7 @@ function ownSkin(image: RgbImage, within: Uint8Array, out: Uint8Array, b: Region
   let n = 0, m = 0;
   for (let y = b.y; y < b.y + b.height; y += 2) for (let i = y * W + b.x; i < y * W + b.x + b.width; i += 2) if (within[i]) (m++, (n += out[i]!));
   if (n < OWN_SKIN_MIN * m || n < 50) return;
-  const Ls = new Float32Array(n), As = new Float32Array(n), Bs = new Float32Array(n);
+  const Ls = new Float64Array(n), As = new Float64Array(n), Bs = new Float64Array(n);
   let k = 0;
   for (let y = b.y; y < b.y + b.height; y += 2) {
     for (let i = y * W + b.x; i < y * W + b.x + b.width; i += 2) {
@@ -125,8 +125,7 @@ function ownSkin(image: RgbImage, within: Uint8Array, out: Uint8Array, b: Region
       (Ls[k] = lab[0]), (As[k] = lab[1]), (Bs[k++] = lab[2]);
     }
   }
-  // A typed array's own numeric sort (a plain array with a comparator costs tens of ms).
-  const ref = [Ls.sort()[n >> 1]!, As.sort()[n >> 1]!, Bs.sort()[n >> 1]!];
+  const { ref } = labMedians(Ls, As, Bs);
   for (let y = b.y; y < b.y + b.height; y++) {
     for (let i = y * W + b.x; i < y * W + b.x + b.width; i++) {
       if (within[i] && !out[i] && skinColoured(labAt(image.data, i), ref, SKIN_LIGHTNESS)) out[i] = 1;
