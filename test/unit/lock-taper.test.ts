@@ -4,7 +4,8 @@
 // carries some of the lock, less further on, none past the taper's reach; the kept lock is listed
 // for the dye, tapered pixels with less coverage; the photo it reads is left as it was.
 import { describe, expect, it } from 'vitest';
-import { finishLocks, type HeadAnalysis } from '../../src/pipelines/hairstyle/render.ts';
+import { finishLocks } from '../../src/pipelines/hairstyle/removal.ts';
+import type { HeadAnalysis } from '../../src/pipelines/hairstyle/render.ts';
 import type { Anchors } from '../../src/pipelines/hairstyle/frame.ts';
 
 const W = 200, H = 200;

@@ -6,7 +6,8 @@
 // a dark slab cut square at the natural hairline and at the face's width bound (s6-centre-right's
 // Crew Cut, stop 41).
 import { describe, expect, it } from 'vitest';
-import { removal, type HeadAnalysis } from '../../src/pipelines/hairstyle/render.ts';
+import { removal } from '../../src/pipelines/hairstyle/removal.ts';
+import type { HeadAnalysis } from '../../src/pipelines/hairstyle/render.ts';
 import type { Anchors } from '../../src/pipelines/hairstyle/frame.ts';
 
 const W = 200, H = 200;

@@ -5,7 +5,7 @@
 // wisps of hair (skin-like in chroma, far darker than the face) it is not darkened; nothing off
 // the part changes, and the photo it reads is left as it was.
 import { describe, expect, it } from 'vitest';
-import { meetSkin } from '../../src/pipelines/hairstyle/render.ts';
+import { meetSkin } from '../../src/pipelines/hairstyle/removal.ts';
 import { labAt } from '../../src/steps/color.ts';
 
 const W = 200, H = 200;

@@ -10,9 +10,10 @@
 //   CIE Lab (the kept locks dyed the new colour first) -> encode (JPEG, quality configurable; PNG on
 //   request)
 // Outputs: result-k.jpg|png (k = 1..num_outputs), hair-mask-k.png, hairstyle.json.
-// The rendering stage is two functions (drawHair from the head alone, placeHair behind other
-// people once they are known): a generative ONNX version can replace drawHair without touching
-// analysis, removal or compositing.
+// The rendering stage is two functions in render.ts (drawHair from the head alone, placeHair
+// behind other people once they are known), the removal and fill removal.ts's, the compositing
+// composite.ts's: a generative ONNX version can replace drawHair without touching analysis,
+// removal or compositing.
 import { createHash } from 'node:crypto';
 import { copyBytes, copyImage, decodeImage, pasteInto } from '../../imaging/image.ts';
 import { numberParam } from '../../models/params.ts';
@@ -20,7 +21,9 @@ import { stageTimer } from '../../domain/stage-timer.ts';
 import { jsonFile, maskFile, pictureFile } from '../output.ts';
 import { definePipeline } from '../types.ts';
 import { analyze } from './analysis.ts';
-import { alphaMask, composite, drawHair, fillRemoved, finishLocks, opaqueCover, placeHair, releaseLayer, removal, type HairLayer } from './render.ts';
+import { alphaMask, composite } from './composite.ts';
+import { fillRemoved, finishLocks, opaqueCover, removal } from './removal.ts';
+import { drawHair, placeHair, releaseLayer, type HairLayer } from './render.ts';
 import { hairstyleSpec } from './spec.ts';
 import { variantFor } from './templates.ts';
 

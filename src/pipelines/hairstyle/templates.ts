@@ -668,7 +668,7 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
   }),
 };
 
-/** The shaved sides' own shade (its mean; render.ts lights the scalp's colour about it). */
+/** The shaved sides' own shade (its mean; composite.ts lights the scalp's colour about it). */
 export const STUBBLE_SHADE = -0.2;
 
 /**
