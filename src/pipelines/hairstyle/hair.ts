@@ -657,6 +657,13 @@ function underFrom(h: Head, known: Uint8Array, parsed: Uint8Array | null, hair: 
   // (bodyFlare: SHOULDER_DROP below the chin at the neck's side, SHOULDER_SLOPE per face width
   // outwards, the corner rounded).
   const [chinX, chinY] = fromFrame(frame, 0, anchors.chin);
+  // The body model's across and down directions: the photo's while the head is within
+  // ROWS_UPRIGHT degrees of upright (a head rolled on an upright body leaves the neck upright), the
+  // head's own beyond it: a head rolled further is that of a body leaning with it, or of a photo
+  // taken at a tilt (exactly x and y on an upright head).
+  const roll = rollDegrees(frame);
+  const tilt = Math.abs(roll) > ROWS_UPRIGHT ? (roll * Math.PI) / 180 : 0;
+  const tc = Math.cos(tilt), ts = Math.sin(tilt);
   const jaw = jawLine(anchors);
   const top = anchors.forehead;
   // Above the oval's top: the oval's width at its top and FOREHEAD_WIDTH_BELOW under it, per side
@@ -681,7 +688,8 @@ function underFrom(h: Head, known: Uint8Array, parsed: Uint8Array | null, hair: 
       // Below the chin on the person: the body, from the skin and clothing seeds below (left 0).
       // The skull lies above the chin, so the frame's u and the oval are evaluated only there.
       const v = frameV(frame, x + 0.5, y + 0.5);
-      const dx = Math.abs(x + 0.5 - chinX) / frame.scale - NECK_HALF, dy = (y + 0.5 - chinY) / frame.scale;
+      const ox = x + 0.5 - chinX, oy = y + 0.5 - chinY;
+      const dx = Math.abs(ox * tc + oy * ts) / frame.scale - NECK_HALF, dy = (oy * tc - ox * ts) / frame.scale;
       if (v >= anchors.chin) {
         if (hair[i] && dx > bodyFlare(dy)) under[i] = UNDER.background;
         else unknown[i] = 1;
@@ -716,7 +724,7 @@ function underFrom(h: Head, known: Uint8Array, parsed: Uint8Array | null, hair: 
   // (With the parser's classes only: the version without it was not looked at this way.) The rows
   // stand for the body's across only while the photo is about upright (s6-centre-left rotated 35
   // degrees: the skin plate beside her neck grew onto the blinds).
-  if (parsed && Math.abs(rollDegrees(frame)) <= ROWS_UPRIGHT) {
+  if (parsed && Math.abs(roll) <= ROWS_UPRIGHT) {
     bodyUnderHair(h, known, hair, person, box, chinX, chinY, under, unknown);
     besideBody(h, known, hair, person, box, chinY, under, unknown);
   }
