@@ -652,15 +652,15 @@ function underFrom(h: Head, known: Uint8Array, parsed: Uint8Array | null, hair: 
   const unknown = takeBytes(W * H);
   // Beside the neck, between the chin and the shoulders, hair hides what is behind the neck, the
   // background: the flood from the neck's skin grew a plate of skin there, as wide as the hair.
-  // A body model in the photo's own vertical (the neck does not roll with the head), in face
-  // widths from the chin: the neck NECK_HALF wide each side, widening into the shoulders' line
-  // (bodyFlare: SHOULDER_DROP below the chin at the neck's side, SHOULDER_SLOPE per face width
-  // outwards, the corner rounded).
+  // A body model, in face widths from the chin: the neck NECK_HALF wide each side, widening into
+  // the shoulders' line (bodyFlare: SHOULDER_DROP below the chin at the neck's side,
+  // SHOULDER_SLOPE per face width outwards, the corner rounded). Its across and down directions:
+  // the photo's while the head is within ROWS_UPRIGHT degrees of upright (a head rolled on an
+  // upright body leaves the neck upright), the head's own beyond it: a head rolled further is that
+  // of a body leaning with it, or of a photo taken at a tilt (on s5-right turned 50 and -15 degrees
+  // and s6-centre-left turned -35 the upright model gave the hair over the neck and shoulder to the
+  // wall: a white blob under the chin). Exactly x and y on an upright head.
   const [chinX, chinY] = fromFrame(frame, 0, anchors.chin);
-  // The body model's across and down directions: the photo's while the head is within
-  // ROWS_UPRIGHT degrees of upright (a head rolled on an upright body leaves the neck upright), the
-  // head's own beyond it: a head rolled further is that of a body leaning with it, or of a photo
-  // taken at a tilt (exactly x and y on an upright head).
   const roll = rollDegrees(frame);
   const tilt = Math.abs(roll) > ROWS_UPRIGHT ? (roll * Math.PI) / 180 : 0;
   const tc = Math.cos(tilt), ts = Math.sin(tilt);
