@@ -20,7 +20,7 @@
 // image) can replace it. Deterministic for a given input (seeded generator), so retries and golden
 // outputs reproduce.
 import { copyBytes, type RgbImage } from '../imaging/image.ts';
-import { maskBox } from '../imaging/morphology.ts';
+import { maskBox, type PixelBox, type Region } from '../imaging/morphology.ts';
 import { giveBack, takeInts, takePlane } from '../imaging/scratch.ts';
 
 export interface PatchFillOptions {
@@ -571,6 +571,16 @@ function refreshDistances(L: Level, targets: Int32Array, nnf: Int32Array, dist: 
 }
 
 /**
+ * Where patchFill works and looks for sources around a hole whose bounding box is `box`: the box
+ * and `margin` (0.5 unless told) of its larger side, at least 24 px, around it, clipped to the
+ * image (exclusive ends). For a caller that prepares the sources there.
+ */
+export function sourceRegion(box: Region, W: number, H: number, margin = 0.5): PixelBox {
+  const m = Math.max(24, Math.round(margin * Math.max(box.width, box.height)));
+  return { x0: Math.max(0, box.x - m), y0: Math.max(0, box.y - m), x1: Math.min(W, box.x + box.width + m), y1: Math.min(H, box.y + box.height + m) };
+}
+
+/**
  * Fills `hole` (1 = fill) of `image` with patches from around it. Returns a new image; pixels
  * outside the hole are unchanged. A hole with no usable source near it is returned as it was.
  */
@@ -580,13 +590,8 @@ export function patchFill(image: RgbImage, hole: Uint8Array, options: PatchFillO
   // The working region: the hole's bounding box and a margin.
   const box = maskBox(hole, W, H);
   if (!box) return image;
-  let x0 = box.x, y0 = box.y, x1 = box.x + box.width - 1, y1 = box.y + box.height - 1;
-  const m = Math.max(24, Math.round((options.margin ?? 0.5) * Math.max(x1 - x0 + 1, y1 - y0 + 1)));
-  x0 = Math.max(0, x0 - m);
-  y0 = Math.max(0, y0 - m);
-  x1 = Math.min(W - 1, x1 + m);
-  y1 = Math.min(H - 1, y1 + m);
-  const w = x1 - x0 + 1, h = y1 - y0 + 1;
+  const { x0, y0, x1: xe, y1: ye } = sourceRegion(box, W, H, options.margin);
+  const w = xe - x0, h = ye - y0;
   // The finest level is read in place (the photo's bytes, the caller's masks) while it is only
   // copied into: a 1 MP region's conversion to floats and its mask copies were a third of a call.
   // It is made a level of its own (floats, masks) only when it is searched (a small region).

@@ -12,7 +12,7 @@ import type { RgbImage } from '../../imaging/image.ts';
 import { chamfer, dilate, grownMaskBox, indicesBox, maskBox } from '../../imaging/morphology.ts';
 import { giveBack, takeBytes, takeInts, takePlane } from '../../imaging/scratch.ts';
 import { HAIR_COLOR_TARGETS, labAt, skinColoured, skinLike, srgbToLab } from '../../steps/color.ts';
-import { patchFill, pullPush } from '../../steps/patch-fill.ts';
+import { patchFill, pullPush, sourceRegion } from '../../steps/patch-fill.ts';
 import { UNDER } from './hair.ts';
 import { NATURAL_HAIRLINE, frameU, frameV, fromFrame, jawLine } from './frame.ts';
 import { smooth } from './templates.ts';
@@ -561,11 +561,10 @@ function jawShade(an: Pick<HeadAnalysis, 'frame' | 'anchors'>): (x: number, y: n
  */
 function skinColouredOnly(an: Pick<HeadAnalysis, 'image' | 'skin'>, part: Uint8Array, src: Uint8Array): void {
   const { width: W, height: H, data } = an.image;
-  // Where patchFill looks for sources (its region: the part's box and half its larger side, at
-  // least 24 px, around it).
+  // Where patchFill looks for sources.
   const pb = maskBox(part, W, H);
   if (!pb) return;
-  const box = grownMaskBox(part, W, H, Math.max(24, Math.round(0.5 * Math.max(pb.width, pb.height))))!;
+  const box = sourceRegion(pb, W, H);
   const ref = srgbToLab(an.skin[0], an.skin[1], an.skin[2]);
   const minChroma = TONE_CHROMA * Math.hypot(ref[1], ref[2]);
   // One test per source pixel: the failing ones listed, cleared once the share is known.

@@ -19,7 +19,7 @@ import { detectFaces, type Face } from '../../steps/face-detection.ts';
 import { CELEBAMASK_CLASSES, CLASS, parseFace, parseFaceSoon, type FaceParse } from '../../steps/face-parsing.ts';
 import { boxBlur } from '../../imaging/blur.ts';
 import { close, componentsTouching, dilate, maskBox } from '../../imaging/morphology.ts';
-import { giveBack, takeInts } from '../../imaging/scratch.ts';
+import { giveBack, takeBytes, takeInts } from '../../imaging/scratch.ts';
 import { labAt, labOf } from '../../steps/color.ts';
 import { segmentPerson } from '../../steps/person-segmentation.ts';
 import { bodyOfFace, splitInstance, targetBodyIndex, targetFaceIndex, type Shape } from '../../steps/person-instance.ts';
@@ -422,7 +422,7 @@ function extendHair(image: RgbImage, instance: Uint8Array, labels: Uint8Array, c
     (cacheKey[slot] = key), (cacheVal[slot] = like ? 1 : 0);
     return like;
   };
-  const seen = new Uint8Array(W * H);
+  const seen = takeBytes(W * H);
   const queue = takeInts((xMax - xMin) * (yMax - y0) + 1);
   let head = 0, tail = 0;
   // The seeds: the parsed hair on the crop's bottom rows and on its side columns.
@@ -449,7 +449,7 @@ function extendHair(image: RgbImage, instance: Uint8Array, labels: Uint8Array, c
     visit(i + W, x, y + 1);
     visit(i - W, x, y - 1);
   }
-  giveBack(queue);
+  giveBack(queue, seen);
 }
 
 /** How far beside the parser's crop extendHair grows the hair (face sizes). */

@@ -55,6 +55,9 @@ export interface TryonRender {
   crop: { x: number; y: number; width: number; height: number };
 }
 
+/** A CIE Lab colour. */
+type Lab = readonly [number, number, number];
+
 /** How far in CIE L a pixel may lie from the face's skin and still be skin (steps/color.ts skinColoured): a lit or shaded arm. */
 const SKIN_LIGHTNESS = 35;
 
@@ -75,12 +78,11 @@ function pointsBox(pts: readonly P[], m: number, W: number, H: number): { x0: nu
  * from the face's chroma: with a tighter bound its pixels counted as old clothing, and where
  * BlazePose put the arm inside the torso the fill painted the floor's jeans onto it.
  */
-function skinMask(image: RgbImage, skin: [number, number, number] | null, within: Uint8Array, r: number, boxes?: Region[]): Uint8Array {
+function skinMask(image: RgbImage, ref: Lab | null, within: Uint8Array, r: number, boxes?: Region[]): Uint8Array {
   const { width: W, height: H } = image;
   const out = new Uint8Array(W * H);
-  const box = skin ? maskBox(within, W, H) : null;
-  if (!skin || !box) return out;
-  const ref = srgbToLab(skin[0], skin[1], skin[2]);
+  const box = ref ? maskBox(within, W, H) : null;
+  if (!ref || !box) return out;
   // No destructuring, and the squared distance (Math.hypot, as before, only within rounding of
   // the threshold): this runs for every pixel of the band. Only the band's box is walked.
   for (let y = box.y; y < box.y + box.height; y++) {
@@ -144,8 +146,8 @@ const OWN_SKIN_MIN = 0.05;
  * landmarks, and where BlazePose puts an arm a little inside the torso (person-standing) the
  * torso covered the arm's outer half and the hands' edge. Not face or hair (protect).
  */
-function armSkin(image: RgbImage, skin: [number, number, number] | null, instance: Uint8Array, protect: Uint8Array, b: Body, sleeved: boolean): Uint8Array | undefined {
-  if (!skin) return undefined;
+function armSkin(image: RgbImage, ref: Lab | null, instance: Uint8Array, protect: Uint8Array, b: Body, sleeved: boolean): Uint8Array | undefined {
+  if (!ref) return undefined;
   const { W, H, size } = b;
   // The bones whose surroundings are searched, per image side.
   const bones = (s: 'L' | 'R'): Array<[P, P]> => [
@@ -163,7 +165,7 @@ function armSkin(image: RgbImage, skin: [number, number, number] | null, instanc
     const { x0, x1, y0, y1 } = pointsBox(bones(s).flat(), 0.22 * size + r + 2, W, H);
     return { x: x0, y: y0, width: Math.max(1, x1 - x0 + 1), height: Math.max(1, y1 - y0 + 1) };
   });
-  const bare = skinMask(image, skin, band, r, boxes);
+  const bare = skinMask(image, ref, band, r, boxes);
   return componentsTouching(bare, near(0.06 * size), W, H);
 }
 
@@ -173,9 +175,8 @@ function armSkin(image: RgbImage, skin: [number, number, number] | null, instanc
  * a sleeve is centred on (parts.ts). Tested when asked: parts.ts asks along a sleeve's station
  * walks only (a mask of the upper arms' skin cost ~13 ms at 1 MP).
  */
-function upperArmSkin(image: RgbImage, skin: [number, number, number] | null, instance: Uint8Array, protect: Uint8Array, b: Body): ((i: number) => boolean) | undefined {
-  if (!skin) return undefined;
-  const ref = srgbToLab(skin[0], skin[1], skin[2]);
+function upperArmSkin(image: RgbImage, ref: Lab | null, instance: Uint8Array, protect: Uint8Array, b: Body): ((i: number) => boolean) | undefined {
+  if (!ref) return undefined;
   const W = image.width, R = 0.22 * b.size;
   // Not the bare chest between the shoulders (notArms): a walk inwards from a low-cut top's
   // shoulder ran on over the chest and pushed the sleeve onto it.
@@ -198,8 +199,8 @@ function upperArmSkin(image: RgbImage, skin: [number, number, number] | null, in
  * clothing between; a hand or forearm resting on a knee joins them and stays in front with them
  * (as would a forearm touching a knee, up to the upper arm's capsule).
  */
-function legsInFront(image: RgbImage, skin: [number, number, number] | null, instance: Uint8Array, protect: Uint8Array, b: Body, arms: Uint8Array | undefined): Uint8Array | undefined {
-  if (!skin) return undefined;
+function legsInFront(image: RgbImage, ref: Lab | null, instance: Uint8Array, protect: Uint8Array, b: Body, arms: Uint8Array | undefined): Uint8Array | undefined {
+  if (!ref) return undefined;
   const { W, H, size } = b;
   const chest = lerp(b.neck, b.pelvis, 0.2);
   const depthAt = (x: number, y: number) => (x - chest[0]) * b.down[0] + (y - chest[1]) * b.down[1];
@@ -208,7 +209,6 @@ function legsInFront(image: RgbImage, skin: [number, number, number] | null, ins
   // corners, and nothing is looked at.
   const reach = 2 * b.tl;
   if (depthAt(0.5, H - 0.5) >= reach && depthAt(W - 0.5, H - 0.5) >= reach) return undefined;
-  const ref = srgbToLab(skin[0], skin[1], skin[2]);
   // Not the upper arms (a short sleeve's place): an arm hanging to the frame's bottom is skin
   // reaching it too.
   const upper = shapesMask(armShapes(b, { forearm: false, hands: false }), W, H);
@@ -276,9 +276,8 @@ const ARM_SEEN = 0.3;
  * s6-green-dress on a neighbour, person-standing-mirror on a neighbour's arm hugging her,
  * group-four beside her sleeve on the gap to her neighbour).
  */
-function unseenArms(image: RgbImage, skin: [number, number, number] | null, instance: Uint8Array, protect: Uint8Array, b: Body): Array<'L' | 'R'> {
+function unseenArms(image: RgbImage, ref: Lab | null, instance: Uint8Array, protect: Uint8Array, b: Body): Array<'L' | 'R'> {
   const { W, H, size } = b;
-  const ref = skin ? srgbToLab(skin[0], skin[1], skin[2]) : null;
   // The torso clothing's palette.
   const top = lerp(b.neck, b.pelvis, 0.15), bottom = lerp(b.neck, b.pelvis, 0.85), r = 0.18 * size;
   const cells = new Uint32Array(1 << 12);
@@ -370,7 +369,9 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
   checkBody(body, person.heightFraction, type, 'the model image');
   const { image, instance } = person;
   const W = image.width, H = image.height;
-  const { protect, skin } = await faceAndHair(ctx, person, t);
+  const { protect, skin: skinRgb } = await faceAndHair(ctx, person, t);
+  // The face's skin colour (CIE Lab), what every skin test below measures against.
+  const skin = skinRgb ? srgbToLab(skinRgb[0], skinRgb[1], skinRgb[2]) : null;
   const garment = await analyzeGarment(ctx, garmentImg, type, t);
 
   // The garment's parts at this body's scale.
