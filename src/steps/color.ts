@@ -7,18 +7,27 @@ import type { HairColor } from '../domain/job.ts';
  * enough that strands read as strands (dark gaps, lit fibres), as real hair does at this scale;
  * short hair's shadows go deeper: grey and white towards the dark of unpigmented hair (`depth`),
  * the dyes pink, blue and green darker in their own hue (`dyeShadow`, levels of L*; see shadeRamp).
+ * The dyes' chroma is that of dyed hair, not of paint (algorithm 53): pink 36, blue 41, green 43,
+ * purple 41 (they were 45-68) and white a little warm (b* 8, as unpigmented hair yellows): at the
+ * full chroma a dyed style read as a costume wig and the face parser labelled it a hat: over the
+ * twelve styles on s6-left and s5-top, the share of the solid new hair it labels hair, averaged
+ * per colour, purple 0.11 -> 0.35, pink 0.41 -> 0.50, blue 0.43 -> 0.48, green 0.39 -> 0.42, white
+ * 0.46 -> 0.54 (the eight styles other than Short Curly, Braided Crown, Bombshell Curls and
+ * Lowpoly, whose relief reads as a hat in any dye: 0.53 -> 0.68).
+ * Each stays in its colour's band on the development photos' crowns (the least: green's chroma
+ * 24 on a Mohawk, from 22).
  */
 export const HAIR_COLOR_TARGETS: Readonly<Record<HairColor, { srgb: [number, number, number]; swing: number; depth?: number; dyeShadow?: number }>> = {
   black: { srgb: [28, 24, 23], swing: 12 },
   brown: { srgb: [96, 60, 38], swing: 20 },
   blonde: { srgb: [214, 180, 112], swing: 22 },
   red: { srgb: [168, 52, 28], swing: 19 },
-  white: { srgb: [236, 233, 226], swing: 12, depth: 0.5 },
+  white: { srgb: [236, 228, 216], swing: 12, depth: 0.5 },
   grey: { srgb: [150, 150, 152], swing: 18, depth: 0.5 },
-  pink: { srgb: [232, 128, 170], swing: 17, dyeShadow: 25 },
-  blue: { srgb: [40, 92, 196], swing: 19, dyeShadow: 25 },
-  green: { srgb: [38, 140, 84], swing: 19, dyeShadow: 25 },
-  purple: { srgb: [112, 58, 168], swing: 19 },
+  pink: { srgb: [219, 136, 168], swing: 17, dyeShadow: 25 },
+  blue: { srgb: [78, 93, 161], swing: 19, dyeShadow: 25 },
+  green: { srgb: [53, 139, 88], swing: 19, dyeShadow: 25 },
+  purple: { srgb: [104, 72, 135], swing: 19 },
 };
 
 const toLinear = (c: number) => {

@@ -35,7 +35,13 @@ afterAll(async () => {
   await releaseReferences();
 });
 
-/** Perceptual bands (CIE LCh of the median new-hair pixel) a colour must fall in. */
+/**
+ * Perceptual bands (CIE LCh of the median new-hair pixel) a colour must fall in. The dyes are
+ * told by hue (the issue: pink, blue, green, purple by hue); their chroma floor (22) only keeps
+ * them from greying out: since algorithm 53 their targets have dyed hair's chroma (34-43, not
+ * paint's 45-68), and the median over the astronaut's solid hair, its deep shadows included,
+ * measures 25-34 (the floors were 30 and 35, set under the paint-like targets).
+ */
 const BANDS: Record<HairColor, { L: [number, number]; h?: [number, number]; C?: [number, number] }> = {
   black: { L: [0, 25] },
   brown: { L: [18, 50], h: [35, 80], C: [12, 80] },
@@ -43,10 +49,10 @@ const BANDS: Record<HairColor, { L: [number, number]; h?: [number, number]; C?: 
   red: { L: [28, 56], h: [20, 55], C: [40, 100] },
   white: { L: [80, 100], C: [0, 12] },
   grey: { L: [45, 78], C: [0, 10] },
-  pink: { L: [52, 82], h: [330, 370], C: [30, 100] },
-  blue: { L: [28, 56], h: [255, 305], C: [35, 100] },
-  green: { L: [38, 66], h: [128, 175], C: [30, 100] },
-  purple: { L: [24, 52], h: [290, 335], C: [35, 100] },
+  pink: { L: [52, 82], h: [330, 370], C: [22, 100] },
+  blue: { L: [28, 56], h: [255, 305], C: [22, 100] },
+  green: { L: [38, 66], h: [128, 175], C: [22, 100] },
+  purple: { L: [24, 52], h: [290, 335], C: [22, 100] },
 };
 
 let image: RgbImage;
