@@ -23,7 +23,7 @@ import { decodeImage, type RgbImage } from '../../src/imaging/image.ts';
 import { loadRegistry } from '../../src/models/registry.ts';
 import { SessionCache } from '../../src/models/sessions.ts';
 import { PIPELINES } from '../../src/pipelines/index.ts';
-import { labAt, lch, skinLike } from '../../src/steps/color.ts';
+import { labAt, lch, skinColoured, skinLike } from '../../src/steps/color.ts';
 import { CLASS } from '../../src/steps/face-parsing.ts';
 import { targetScore } from '../../src/steps/target-face.ts';
 import { HAIR_OTHER_PHOTOS, HAIR_PHOTOS, HAIR_VARIANTS, facePhoto, hairPhoto, type DevPhoto } from '../helpers/dev-photos.ts';
@@ -744,6 +744,25 @@ describe('hairstyle on the development photos (issue 11, independent references)
     // drop below the chin, put A beside the body, and the stairs behind her were copied there: a
     // brown blob inside the shoulder (dE 56.3). A must now be filled in the skin's colour.
     await expectFilledLike('s5-left', [190, 370, 240, 420], [150, 430, 190, 470], 15, 'the shoulder under the hair');
+  }, 60_000);
+
+  it('fills the forehead at the temple under a removed lock with skin, not the wall (hand-annotated boxes)', async () => {
+    // Hand-annotated on the input (s6-left, 696x748): A, her forehead near the image-left temple
+    // under the lock that crosses it (removed under a dyed short cut: the lock is kept only under a
+    // cut of her own colour), just below FaceMesh's forehead landmark, where the landmarks' oval
+    // rounds in towards its top; B, her bare forehead below the lock. That corner was given to the
+    // wall, and the blinds were copied into the forehead: a white wedge (CIE Lab 81.9/-3.6/1.3
+    // under a pink Buzz Cut, 79.2/-3.5/-0.9 under a white one, against the forehead's
+    // 72.3/3.1/23.9). A must be in the forehead's colour now, lit or shaded (skinColoured).
+    const ph = await hairPhoto('s6-left');
+    const input = await decodeImage(ph.bytes, { maxPixels: 4e7 });
+    const ref = medianLab(input, [320, 180, 360, 195]);
+    for (const [style, color] of [['Buzz Cut', 'pink'], ['Crew Cut', 'pink'], ['Buzz Cut', 'white']] as Array<[Hairstyle, HairColor]>) {
+      const { out } = await runHairstyle(ph.bytes, style, color);
+      const got = medianLab(out, [270, 176, 290, 190]);
+      console.log(`s6-left ${style} ${color}: the forehead at the temple ${got.map((v) => v.toFixed(1)).join('/')} against ${ref.map((v) => v.toFixed(1)).join('/')}`);
+      expect(skinColoured(got, ref), `${style} ${color}`).toBe(true);
+    }
   }, 60_000);
 
   it("fills the hair hanging beside a shoulder with the wall behind it, not the clothing (hand-annotated boxes)", async () => {
