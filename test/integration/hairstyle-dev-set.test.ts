@@ -230,8 +230,10 @@ async function onReferences(name: string) {
  * medians; see the 'fillSkin' check): the development photos' fills measure 0.69-1.48 (algorithm
  * 51); a neck toned by a necklace's grey glint or a top's colour measured 0.59-0.62 before it
  * (s5-right, s6-centre-left rotated -35 degrees), one filled with the wall 0.11-0.23 (KNOWN).
+ * Since algorithm 55 (the tone taken clear of the hair's shaded rim) they measure 0.77-1.49
+ * (s5-right 0.68 -> 0.80): the bound is 0.74.
  */
-const FILL_CHROMA = 0.65;
+const FILL_CHROMA = 0.74;
 
 /**
  * Criteria a development photo still misses, by `photo|check`, with why (asserted to fail, so a
@@ -270,7 +272,8 @@ const KNOWN: Record<string, string> = {
   's5-top-x1.6|readsAsHair-long': "Lowpoly, purple: Lowpoly's flat facets read as a hat to the face parser (the style is a stylisation by name)",
   's5-top-x1.6|readsAsHair-short': "Short Hair, green: dyed (green) short hair reads as a hat to the face parser (0.23 at the paint-like chroma before algorithm 53, 0.48 with it)",
   's6-centre-left-rot15|readsAsHair-long': "Lowpoly, purple: Lowpoly's flat facets read as a hat to the face parser (the style is a stylisation by name)",
-  's6-left|readsAsHair-short': "Buzz Cut, pink: a buzz cut the face parser reads as a cap, not hair (a thin even layer over the skull, no strands to see)",
+  // (s6-left's pink Buzz Cut read as a cap, 0.09-0.40, until algorithm 55's skin tone for her
+  // filled forehead: 0.51.)
   's6-left|readsAsHair-long': "Dreadlocks, blue: blue locks read as a hat to the face parser (0.16; 0.32 since stop 34's darker crown, which took s5-back's from 0.07 to 0.70; 0.21 -> 0.46 with algorithm 53's dyed-hair chroma; in brown or black the same locks read as hair, 0.93 and 0.75)",
   's6-right-mirror|readsAsHair-short': "Braided Crown, pink: the braided crown reads as a beret to the face parser",
   // Ears the old hair hid, drawn since algorithm 45 (ears.ts), that the parser does not see: on these

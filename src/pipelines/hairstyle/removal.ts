@@ -282,7 +282,7 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number, lo
     // Bare skin keeps only the copied texture's finest detail (~1.2% of the face width: pores,
     // grain) over an even tone; at 4% the copy's blocks and blotches still showed.
     if (g === UNDER.skin && img !== an.image) {
-      evenTone(img, part, src, fine, jawShade(an));
+      evenTone(img, part, src, an.hair, Math.max(1, Math.round(TONE_CLEAR * an.frame.scale)), fine, jawShade(an));
       meetSkin(an, img, part, hole);
     }
     // Clothing without a pattern at the copy's block scale loses the copy's blocks (BLOCKS).
@@ -592,6 +592,13 @@ function skinColouredOnly(an: Pick<HeadAnalysis, 'image' | 'skin'>, part: Uint8A
 function toneSource(lab: readonly number[], ref: readonly number[], minChroma: number): boolean {
   return skinColoured(lab, ref, 100) && lab[1]! * lab[1]! + lab[2]! * lab[2]! >= minChroma * minChroma;
 }
+/**
+ * How far (face widths) evenTone's tone keeps from the old hair: the skin along it is in the hair's
+ * shade (s6-left's forehead between her two locks took the temple's rim, L* 52 against the
+ * forehead's 72; 56 with the rim left out) and s5-right's filled neck a grey plate (its chroma 0.68
+ * of her face's by the reference parser, 0.80 without the rim).
+ */
+const TONE_CLEAR = 0.025;
 /** toneSource's least chroma, as a share of the face's. */
 const TONE_CHROMA = 0.6;
 /** The share of the sources that must pass toneSource for skinColouredOnly to apply it. */
@@ -605,9 +612,10 @@ const TONE_KEPT = 0.5;
  * the way a retoucher separates frequencies. `shade` (a light factor per pixel, the jaw's shadow)
  * is taken out of the sources before the interpolation and put back on the part: a visible neck
  * in the shadow and the face's skin above it are interpolated as one tone, and the filled neck
- * beside the visible one gets the same shadow, without a seam.
+ * beside the visible one gets the same shadow, without a seam. The tone is taken from skin at
+ * least `clear` px from the old hair (`hair`, soft 0..255) and the part.
  */
-function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, r: number, shade: (x: number, y: number) => number): void {
+function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, hair: Uint8Array, clear: number, r: number, shade: (x: number, y: number) => number): void {
   const { width: W, height: H, data } = img;
   const box = grownMaskBox(part, W, H, 4 * r);
   if (!box) return;
@@ -616,16 +624,27 @@ function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, r: numbe
   // Planes from the thread's pool (a neck and chest box is a few hundred thousand pixels: fresh
   // memory's first touch was most of this function's time).
   const val = takePlane(3 * bw * bh), wt = takePlane(bw * bh);
+  // Not the skin within `clear` of the old hair or the part: hair shades the skin beside it and its
+  // stray strands lie over it, and where few sources are near (a forehead between two locks, a neck
+  // between strands) that darker, greyer rim was the whole tone the part took.
+  const nearHair = takeBytes(bw * bh);
+  for (let y = 0; y < bh; y++) for (let x = 0, i = (y + y0) * W + x0; x < bw; x++, i++) nearHair[y * bw + x] = part[i] || hair[i]! > 77 ? 1 : 0;
+  const near = dilate(nearHair, bw, bh, clear);
+  giveBack(nearHair);
+  // (Where every source lies near the hair, those are the tone.)
   let any = false;
-  for (let y = 0; y < bh; y++) {
-    for (let x = 0; x < bw; x++) {
-      const i = (y + y0) * W + x + x0, j = y * bw + x;
-      if (!sources[i] || part[i]) continue;
-      const f = shade(x + x0, y + y0);
-      for (let c = 0; c < 3; c++) val[3 * j + c] = data[3 * i + c]! / f;
-      wt[j] = 1;
-      any = true;
+  for (const keepClear of [true, false]) {
+    for (let y = 0; y < bh; y++) {
+      for (let x = 0; x < bw; x++) {
+        const i = (y + y0) * W + x + x0, j = y * bw + x;
+        if (!sources[i] || part[i] || (keepClear && near[j])) continue;
+        const f = shade(x + x0, y + y0);
+        for (let c = 0; c < 3; c++) val[3 * j + c] = data[3 * i + c]! / f;
+        wt[j] = 1;
+        any = true;
+      }
     }
+    if (any) break;
   }
   if (!any) return giveBack(val, wt);
   pullPush(bw, bh, val, wt);
