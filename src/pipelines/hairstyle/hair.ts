@@ -26,6 +26,9 @@ import { smooth } from './templates.ts';
 /** Fill groups: what a removed hair pixel most likely hides. 0 = nothing to fill. */
 export const UNDER = { background: 1, skin: 2, clothing: 3 } as const;
 
+/** A pixel is hair where the soft hair mask (0..255) is over this (0.3): the removal's and the fill's rule. */
+export const HAIR_ON = 77;
+
 export interface HairFinding {
   /** The target's hair, soft 0..255. */
   hair: Uint8Array;
@@ -211,7 +214,7 @@ function undetectedOthers(h: Head, labels: Uint8Array, crop: Box, person: Uint8A
   const bw = sb.x1 - sb.x0;
   const q = new Float32Array(bw * (sb.y1 - sb.y0));
   for (let y = sb.y0; y < sb.y1; y++) {
-    for (let x = sb.x0, i = y * W + x; x < sb.x1; x++, i++) if (soft[i]! > 77 && !h.others[i]) q[(y - sb.y0) * bw + (x - sb.x0)] = (1.25 * dn[i]!) / Math.max(1e-6, dt[i]!);
+    for (let x = sb.x0, i = y * W + x; x < sb.x1; x++, i++) if (soft[i]! > HAIR_ON && !h.others[i]) q[(y - sb.y0) * bw + (x - sb.x0)] = (1.25 * dn[i]!) / Math.max(1e-6, dt[i]!);
   }
   return splitByColour(h, soft, sb, q, out, true);
 }
@@ -237,7 +240,7 @@ function contestedHair(h: Head, soft: Uint8Array, sb: Box): Uint8Array {
   const q = new Float32Array(bw * (sb.y1 - sb.y0));
   for (let y = sb.y0; y < sb.y1; y++) {
     for (let x = sb.x0; x < sb.x1; x++) {
-      if (soft[y * W + x]! <= 77) continue;
+      if (soft[y * W + x]! <= HAIR_ON) continue;
       const dt = Math.hypot(x + 0.5 - tx, y + 0.5 - ty) / ts;
       let dn = Infinity;
       for (const [ox, oy, osz] of os) dn = Math.min(dn, Math.hypot(x + 0.5 - ox, y + 0.5 - oy) / osz);
@@ -248,7 +251,7 @@ function contestedHair(h: Head, soft: Uint8Array, sb: Box): Uint8Array {
 }
 
 /**
- * Hair pixels (the parser's soft mask over 77) within a ratio of CONTESTED either side of a split
+ * Hair pixels (the parser's soft mask over HAIR_ON) within a ratio of CONTESTED either side of a split
  * between the target and a neighbour (`q`, per pixel of the box `sb`: the neighbour's distance over
  * the target's, under 1 on the neighbour's side) go to whichever of the two people's hair colours
  * they are likelier under (colour histograms of the hair that lies clearly on each side), with the
@@ -270,7 +273,7 @@ function splitByColour(h: Head, soft: Uint8Array, sb: Box, q: Float32Array, base
   for (let y = sb.y0; y < sb.y1; y++) {
     for (let x = sb.x0; x < sb.x1; x++) {
       const i = y * W + x, r = q[(y - sb.y0) * bw + (x - sb.x0)]!;
-      if (soft[i]! <= 77) continue;
+      if (soft[i]! <= HAIR_ON) continue;
       if (r >= CONTESTED) (histT[bin(i)]! += 1), nT++;
       else if (r <= 1 / CONTESTED) (histN[bin(i)]! += 1), nN++;
       else contested++;
@@ -292,7 +295,7 @@ function splitByColour(h: Head, soft: Uint8Array, sb: Box, q: Float32Array, base
     for (let x = sb.x0; x < sb.x1; x++) {
       const i = y * W + x, j = (y - sb.y0) * bw + (x - sb.x0);
       const r = q[j]!;
-      if (soft[i]! <= 77 || r >= CONTESTED || r <= 1 / CONTESTED || (!neighbourKnown && r >= 1)) continue;
+      if (soft[i]! <= HAIR_ON || r >= CONTESTED || r <= 1 / CONTESTED || (!neighbourKnown && r >= 1)) continue;
       // Past the split the target claims hair beside her head only, not below her chin: there a
       // neighbour's tips of a colour like hers lay under the neighbour's cheek (s6-centre-right),
       // and the removal filled them with the window behind.
@@ -329,7 +332,7 @@ function splitByColour(h: Head, soft: Uint8Array, sb: Box, q: Float32Array, base
   for (let y = sb.y0; y < sb.y1; y++) {
     for (let x = sb.x0; x < sb.x1; x++) {
       const j = (y - sb.y0) * bw + (x - sb.x0);
-      const hairy = soft[y * W + x]! > 77;
+      const hairy = soft[y * W + x]! > HAIR_ON;
       clear[j] = hairy && q[j]! >= CONTESTED ? 1 : 0;
       clearN[j] = hairy && q[j]! <= 1 / CONTESTED ? 1 : 0;
       reach[j] = clear[j] || (inZone[j] && mine[j]) ? 1 : 0;
@@ -402,7 +405,7 @@ function parsedHair(h: Head, parse: FaceParse, soft: Uint8Array, person: Uint8Ar
   const sb: Box = r ? { x0: r.x, x1: r.x + r.width, y0: r.y, y1: r.y + r.height } : { x0: 0, x1: 0, y0: 0, y1: 0 };
   const others = undetectedOthers({ ...h, others: contestedHair(h, soft, sb) }, parse.labels, crop, person, soft, sb);
   const bin = new Uint8Array(W * H);
-  for (let y = sb.y0; y < sb.y1; y++) for (let x = sb.x0, i = y * W + x; x < sb.x1; x++, i++) bin[i] = soft[i]! > 77 && !others[i] ? 1 : 0;
+  for (let y = sb.y0; y < sb.y1; y++) for (let x = sb.x0, i = y * W + x; x < sb.x1; x++, i++) bin[i] = soft[i]! > HAIR_ON && !others[i] ? 1 : 0;
   const parsed = componentsTouching(bin, headZone(h, bin, sb), W, H);
   const grown = longHair(h, parse, inCrop, soft, sb, parsed, person, others);
   const own = dilate(grown, W, H, 2);
@@ -715,7 +718,7 @@ function underFrom(h: Head, known: Uint8Array, parsed: Uint8Array | null, hair: 
         // The oval's upper corners round in towards its top point, narrower than the forehead:
         // there the skin is as wide as the skull above (0.9 of the forehead's width), not the
         // oval's, which left a notch of wall between the two across the temples (a white wedge
-        // filled into s6-left's forehead under a kept lock's removal).
+        // filled into s6-left's forehead where her lock over it was removed).
         const w1 = (u < 0 ? above.left : u > 0 ? above.right : above.mid)[1];
         skull = Math.abs(u) < Math.max(anchors.ovalHalfWidth(v, u) + 0.035, 0.9 * w1);
       } else {

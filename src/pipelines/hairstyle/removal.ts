@@ -13,7 +13,7 @@ import { chamfer, dilate, grownMaskBox, indicesBox, maskBox } from '../../imagin
 import { giveBack, takeBytes, takeInts, takePlane } from '../../imaging/scratch.ts';
 import { HAIR_COLOR_TARGETS, labAt, skinColoured, skinLike, srgbToLab } from '../../steps/color.ts';
 import { patchFill, pullPush, sourceRegion } from '../../steps/patch-fill.ts';
-import { UNDER } from './hair.ts';
+import { HAIR_ON, UNDER } from './hair.ts';
 import { NATURAL_HAIRLINE, frameU, frameV, fromFrame, jawLine } from './frame.ts';
 import { smooth } from './templates.ts';
 import { drawEars } from './ears.ts';
@@ -45,7 +45,7 @@ export function opaqueCover(layer: HairLayer, into?: Uint8Array): Uint8Array {
 export function removal(an: HeadAnalysis, covered: Uint8Array, color: HairColor): { hole: Uint8Array; locks: Uint8Array | null } {
   const { width: W, height: H } = an.image;
   const raw = new Uint8Array(W * H);
-  for (let i = 0; i < raw.length; i++) raw[i] = an.hair[i]! > 77 && !covered[i] ? 1 : 0;
+  for (let i = 0; i < raw.length; i++) raw[i] = an.hair[i]! > HAIR_ON && !covered[i] ? 1 : 0;
   const r = Math.max(1, Math.round(an.frame.scale * 0.015));
   const old = srgbToLab(...an.hairColour), target = srgbToLab(...HAIR_COLOR_TARGETS[color].srgb);
   const alike = Math.hypot(old[0] - target[0], old[1] - target[1], old[2] - target[2]) < LOCK_SAME_COLOUR;
@@ -108,7 +108,7 @@ export function finishLocks(an: HeadAnalysis, filled: RgbImage, hole: Uint8Array
   const kept = takeBytes(bw * bh);
   for (let y = 0; y < bh; y++) {
     for (let x = 0, j = y * bw, i = (y + y0) * W + x0; x < bw; x++, j++, i++) {
-      if (locks[i] && !hole[i] && hair[i]! > 77 && !an.protect[i] && !an.others[i]) kept[j] = 1;
+      if (locks[i] && !hole[i] && hair[i]! > HAIR_ON && !an.protect[i] && !an.others[i]) kept[j] = 1;
     }
   }
   const dist = filled !== an.image ? chamfer(kept, bw, bh) : null;
@@ -121,7 +121,7 @@ export function finishLocks(an: HeadAnalysis, filled: RgbImage, hole: Uint8Array
         // The taper: old hair of the hole near the kept lock (distances in thirds of a pixel).
         // Over the wall too: kept to the skin, the lock's cut at the face's width bound stayed a
         // square corner against the filled wall (s6-left's right temple); tapered, a soft dark edge.
-        if (!dist || h <= 77) continue;
+        if (!dist || h <= HAIR_ON) continue;
         const f = 1 - dist[j]! / (3 * R);
         if (f <= 0) continue;
         const w = f * f * (h / 255);
@@ -192,7 +192,7 @@ function keepLocks(an: HeadAnalysis, raw: Uint8Array, r: number, slopes: readonl
         for (const at of [(v + anchors.brows) / 2, anchors.brows, anchors.brows + LOCK_BELOW / 2, anchors.brows + LOCK_BELOW]) {
           const [fx, fy] = fromFrame(frame, u + slope * (at - v), at);
           const qx = Math.floor(fx), qy = Math.floor(fy);
-          if (qx < 0 || qy < 0 || qx >= W || qy >= H || hair[qy * W + qx]! <= 77) return false;
+          if (qx < 0 || qy < 0 || qx >= W || qy >= H || hair[qy * W + qx]! <= HAIR_ON) return false;
         }
         return true;
       });
@@ -402,7 +402,7 @@ function clearOfHair(an: HeadAnalysis, src: Uint8Array): void {
   const { width: W, height: H } = an.image;
   const n = W * H;
   const hair = new Uint8Array(n);
-  for (let i = 0; i < n; i++) hair[i] = an.hair[i]! > 77 ? 1 : 0;
+  for (let i = 0; i < n; i++) hair[i] = an.hair[i]! > HAIR_ON ? 1 : 0;
   const near = dilate(hair, W, H, Math.max(1, Math.round(CLEAR_OF_HAIR * an.frame.scale)));
   let all = 0, kept = 0;
   for (let i = 0; i < n; i++) {
@@ -628,7 +628,7 @@ function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, hair: Ui
   // stray strands lie over it, and where few sources are near (a forehead between two locks, a neck
   // between strands) that darker, greyer rim was the whole tone the part took.
   const nearHair = takeBytes(bw * bh);
-  for (let y = 0; y < bh; y++) for (let x = 0, i = (y + y0) * W + x0; x < bw; x++, i++) nearHair[y * bw + x] = part[i] || hair[i]! > 77 ? 1 : 0;
+  for (let y = 0; y < bh; y++) for (let x = 0, i = (y + y0) * W + x0; x < bw; x++, i++) nearHair[y * bw + x] = part[i] || hair[i]! > HAIR_ON ? 1 : 0;
   const near = dilate(nearHair, bw, bh, clear);
   giveBack(nearHair);
   // (Where every source lies near the hair, those are the tone.)
@@ -646,7 +646,7 @@ function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, hair: Ui
     }
     if (any) break;
   }
-  if (!any) return giveBack(val, wt);
+  if (!any) return giveBack(val, wt, near);
   pullPush(bw, bh, val, wt);
   // The fill's own local mean over the part (a box of radius r, summed by integral images).
   const sw = bw + 1;
@@ -682,7 +682,7 @@ function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, hair: Ui
       }
     }
   }
-  giveBack(val, wt, S);
+  giveBack(val, wt, S, near);
 }
 
 /**
