@@ -17,7 +17,7 @@ import type { HairColor } from '../domain/job.ts';
  * Each stays in its colour's band on the development photos' crowns (the least: green's chroma
  * 24 on a Mohawk, from 22). Red likewise (algorithm 56): C* 61.5 -> 49, an auburn, not a
  * fire-engine red (read as hair 0.70 -> 0.77 over the same survey; its crowns' chroma 31.5-40,
- * band from 30).
+ * band from 30); and grey a little warm as white (b* -1 -> 4, algorithm 57: 0.67 -> 0.72).
  */
 export const HAIR_COLOR_TARGETS: Readonly<Record<HairColor, { srgb: [number, number, number]; swing: number; depth?: number; dyeShadow?: number }>> = {
   black: { srgb: [28, 24, 23], swing: 12 },
@@ -25,7 +25,7 @@ export const HAIR_COLOR_TARGETS: Readonly<Record<HairColor, { srgb: [number, num
   blonde: { srgb: [214, 180, 112], swing: 22 },
   red: { srgb: [156, 64, 42], swing: 19 },
   white: { srgb: [236, 228, 216], swing: 12, depth: 0.5 },
-  grey: { srgb: [150, 150, 152], swing: 18, depth: 0.5 },
+  grey: { srgb: [154, 150, 143], swing: 18, depth: 0.5 },
   pink: { srgb: [219, 136, 168], swing: 17, dyeShadow: 25 },
   blue: { srgb: [78, 93, 161], swing: 19, dyeShadow: 25 },
   green: { srgb: [53, 139, 88], swing: 19, dyeShadow: 25 },
