@@ -714,19 +714,19 @@ function underFrom(h: Head, known: Uint8Array, parsed: Uint8Array | null, hair: 
       // cut's hairline shows was filled with the wall beside the head (dark blocks at the temples).
       let skull: boolean;
       if (v >= top + FOREHEAD_WIDTH_BELOW) skull = Math.abs(u) < anchors.ovalHalfWidth(v, u) + 0.035;
-      else if (v >= top) {
-        // The oval's upper corners round in towards its top point, narrower than the forehead:
-        // there the skin is as wide as the skull above (0.9 of the forehead's width), not the
-        // oval's, which left a notch of wall between the two across the temples (a white wedge
-        // filled into s6-left's forehead where her lock over it was removed).
-        const w1 = (u < 0 ? above.left : u > 0 ? above.right : above.mid)[1];
-        skull = Math.abs(u) < Math.max(anchors.ovalHalfWidth(v, u) + 0.035, 0.9 * w1);
-      } else {
-        // The forehead's width up to the natural hairline, easing into the oval's top's above it
-        // (a step there was a step in the fill at the temples, under the Mohawk's sheer sides).
+      else {
         const [w0, w1] = u < 0 ? above.left : u > 0 ? above.right : above.mid;
-        const width = w0 + (w1 - w0) * smooth(top - NATURAL_HAIRLINE - 0.08, top - NATURAL_HAIRLINE - 0.03, v);
-        skull = Math.hypot(u / (0.9 * width), (v - top) / 0.3) < 1;
+        // Just below the oval's top its upper corners round in towards its top point, narrower than
+        // the forehead: there the skin is as wide as the skull above (0.9 of the forehead's width),
+        // not the oval's, which left a notch of wall between the two across the temples (a white
+        // wedge filled into s6-left's forehead where her lock over it was removed).
+        if (v >= top) skull = Math.abs(u) < Math.max(anchors.ovalHalfWidth(v, u) + 0.035, 0.9 * w1);
+        else {
+          // The forehead's width up to the natural hairline, easing into the oval's top's above it
+          // (a step there was a step in the fill at the temples, under the Mohawk's sheer sides).
+          const width = w0 + (w1 - w0) * smooth(top - NATURAL_HAIRLINE - 0.08, top - NATURAL_HAIRLINE - 0.03, v);
+          skull = Math.hypot(u / (0.9 * width), (v - top) / 0.3) < 1;
+        }
       }
       under[i] = skull ? UNDER.skin : UNDER.background;
     }

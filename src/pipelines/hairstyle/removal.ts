@@ -9,7 +9,7 @@
 import type { HairColor } from '../../domain/job.ts';
 import { boxBlurInPlace, matchSharpness, type SharpnessFills } from '../../imaging/blur.ts';
 import type { RgbImage } from '../../imaging/image.ts';
-import { chamfer, dilate, grownMaskBox, indicesBox, maskBox } from '../../imaging/morphology.ts';
+import { chamfer, dilate, grownMaskBox, indicesBox, maskBox, type PixelBox } from '../../imaging/morphology.ts';
 import { giveBack, takeBytes, takeInts, takePlane } from '../../imaging/scratch.ts';
 import { HAIR_COLOR_TARGETS, labAt, skinColoured, skinLike, srgbToLab } from '../../steps/color.ts';
 import { patchFill, pullPush, sourceRegion } from '../../steps/patch-fill.ts';
@@ -401,17 +401,32 @@ const CLEAR_OF_HAIR = 0.06;
 function clearOfHair(an: HeadAnalysis, src: Uint8Array): void {
   const { width: W, height: H } = an.image;
   const n = W * H;
-  const hair = new Uint8Array(n);
-  for (let i = 0; i < n; i++) hair[i] = an.hair[i]! > HAIR_ON ? 1 : 0;
-  const near = dilate(hair, W, H, Math.max(1, Math.round(CLEAR_OF_HAIR * an.frame.scale)));
+  const near = nearOldHair(an.hair, W, { x0: 0, y0: 0, x1: W, y1: H }, Math.max(1, Math.round(CLEAR_OF_HAIR * an.frame.scale)));
   let all = 0, kept = 0;
   for (let i = 0; i < n; i++) {
     if (!src[i]) continue;
     all++;
     if (!near[i]) kept++;
   }
-  if (kept < Math.max(200, all / 3)) return;
-  for (let i = 0; i < n; i++) if (near[i]) src[i] = 0;
+  if (kept >= Math.max(200, all / 3)) for (let i = 0; i < n; i++) if (near[i]) src[i] = 0;
+  giveBack(near);
+}
+
+/**
+ * The band `r` px wide round the old hair (soft mask over HAIR_ON, as removal reads it) and round
+ * `also` where given, on `box` of a photo `W` wide: a mask of the box's size (row by row). The
+ * pixels a fill's sources keep clear of, where hair shades what lies beside it and its stray
+ * strands cross it (clearOfHair for clothing, evenTone's tone for skin).
+ */
+function nearOldHair(hair: Uint8Array, W: number, box: PixelBox, r: number, also?: Uint8Array): Uint8Array {
+  const bw = box.x1 - box.x0, bh = box.y1 - box.y0;
+  const seed = takeBytes(bw * bh);
+  for (let y = 0; y < bh; y++) {
+    for (let x = 0, i = (y + box.y0) * W + box.x0; x < bw; x++, i++) seed[y * bw + x] = also?.[i] || hair[i]! > HAIR_ON ? 1 : 0;
+  }
+  const near = dilate(seed, bw, bh, r);
+  giveBack(seed);
+  return near;
 }
 
 /**
@@ -596,7 +611,8 @@ function toneSource(lab: readonly number[], ref: readonly number[], minChroma: n
  * How far (face widths) evenTone's tone keeps from the old hair: the skin along it is in the hair's
  * shade (s6-left's forehead between her two locks took the temple's rim, L* 52 against the
  * forehead's 72; 56 with the rim left out) and s5-right's filled neck a grey plate (its chroma 0.68
- * of her face's by the reference parser, 0.80 without the rim).
+ * of her face's by the reference parser, 0.80 without the rim). Narrower than the clothing's
+ * CLEAR_OF_HAIR, and for the tone only: a band that wide left s5-left's lit shoulder too far off.
  */
 const TONE_CLEAR = 0.025;
 /** toneSource's least chroma, as a share of the face's. */
@@ -627,10 +643,7 @@ function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, hair: Ui
   // Not the skin within `clear` of the old hair or the part: hair shades the skin beside it and its
   // stray strands lie over it, and where few sources are near (a forehead between two locks, a neck
   // between strands) that darker, greyer rim was the whole tone the part took.
-  const nearHair = takeBytes(bw * bh);
-  for (let y = 0; y < bh; y++) for (let x = 0, i = (y + y0) * W + x0; x < bw; x++, i++) nearHair[y * bw + x] = part[i] || hair[i]! > HAIR_ON ? 1 : 0;
-  const near = dilate(nearHair, bw, bh, clear);
-  giveBack(nearHair);
+  const near = nearOldHair(hair, W, box, clear, part);
   // (Where every source lies near the hair, those are the tone.)
   let any = false;
   for (const keepClear of [true, false]) {
