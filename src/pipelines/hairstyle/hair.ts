@@ -549,8 +549,34 @@ function underOf(h: Head, parse: FaceParse, crop: Box, inCrop: Uint8Array, soft:
   // knows it everywhere): the flood had no seeds there, and hair over the chest below the crop
   // took the group of the crop's last row, a block of skin or of clothing cut by the crop's edges.
   for (let y = box.y0; y < box.y1; y++) for (let i = y * W + box.x0; i < y * W + box.x1; i++) if (beyond[i] && known[i] === NOT_KNOWN) known[i] = beyond[i]!;
+  dropShadowSpecks(h, known, crop);
   return underFrom(h, known, inCrop, hair, person, box);
 }
+
+/**
+ * The parser's clothing in specks (under CLOTH_SPECK.area face widths squared) darker than
+ * CLOTH_SPECK.lightness, made unknown (in place, in the crop's box): the shadow between a lock and
+ * a bare shoulder or neck, which the parser calls cloth. Such a speck seeded underFrom's flood over
+ * the whole bare shoulder under the hair, and her black top was copied there: a black plate on her
+ * arm (s5-left in the whole of face-api's sample5, a 40-pixel speck at L* 10). A top's own
+ * fragments between the strands are lighter (s6-left's green top, L* 51-54) or larger.
+ */
+function dropShadowSpecks(h: Head, known: Uint8Array, crop: Box): void {
+  const W = h.image.width;
+  const cloth = takeBytes(known.length);
+  for (let y = crop.y0; y < crop.y1; y++) for (let i = y * W + crop.x0; i < y * W + crop.x1; i++) cloth[i] = known[i] === UNDER.clothing ? 1 : 0;
+  const least = CLOTH_SPECK.area * h.frame.scale * h.frame.scale;
+  eachComponent(cloth, W, (c) => {
+    if (c.length >= least) return;
+    let L = 0;
+    for (const i of c) L += labAt(h.image.data, i)[0];
+    if (L < CLOTH_SPECK.lightness * c.length) for (const i of c) known[i] = NOT_KNOWN;
+  }, crop.y0 * W, crop.y1 * W);
+  giveBack(cloth);
+}
+
+/** dropShadowSpecks' speck: its largest area (face widths squared) and its mean CIE L* below which it is a shadow. */
+const CLOTH_SPECK = { area: 0.005, lightness: 20 };
 
 /**
  * The target's own body column beside the centre line (face widths), where her body is known and
