@@ -58,6 +58,8 @@ export interface PersonAnalysis {
   instance: Uint8Array;
   /** Instance height over the photo's height. */
   heightFraction: number;
+  /** Set when a person was detected but BlazePose could not make out the body (its presence under the version's least): why body is null. */
+  unclear?: { presence: number; least: number };
   /**
    * The target face's parse (BiSeNet), started as soon as the target is known: the parser runs in
    * a model thread (the pipeline's modelThread) while the landmarks, the person mask and the
@@ -128,7 +130,10 @@ export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: St
   const landmarker = await ctx.session('body_landmarks');
   const L = P('landmark_size'), roiScale = P('roi_scale');
   const pose = await bodyLandmarks(landmarker, image, bodies[bi]!, L, roiScale, t);
-  if (pose.presence < P('min_presence')) return { ...none, face };
+  // A body BlazePose cannot make out (presence 0.32 for s5-left sitting among four others in the
+  // whole of face-api's sample5: its landmarks then lay on her neighbour's knee) is refused as
+  // such, not as no person at all.
+  if (pose.presence < P('min_presence')) return { ...none, face, unclear: { presence: pose.presence, least: P('min_presence') } };
   const body = bodyFrame(face ? shouldersBelowFace(pose, face) : pose, W, H);
 
   // Other people: their landmarks (up to 3 detections), else their faces.

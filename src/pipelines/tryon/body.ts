@@ -160,7 +160,10 @@ const REQUIRED: Record<ClothesType, Array<[Joint, string]>> = {
  * Refuses a photo without a person, with a person under 25% of the photo's height, or without the
  * parts a clothes type needs (naming them). `heightFraction`: the instance's height over the photo's.
  */
-export function checkBody(b: Body | null, heightFraction: number, type: ClothesType, what: string): asserts b is Body {
+export function checkBody(b: Body | null, heightFraction: number, type: ClothesType, what: string, unclear?: { presence: number; least: number }): asserts b is Body {
+  if (!b && unclear) {
+    throw new AppError('NO_PERSON_FOUND', `the body of the person in ${what} cannot be made out (pose confidence ${pastLimit(unclear.presence * 100, unclear.least * 100)}%; at least ${Math.round(unclear.least * 100)}% needed): a photo where one person's body shows clearly, not hidden behind others, works best`);
+  }
   if (!b) throw new AppError('NO_PERSON_FOUND', `no person found in ${what}`);
   if (heightFraction < 0.25) {
     throw new AppError('NO_PERSON_FOUND', `the person in ${what} is too small (${pastLimit(heightFraction * 100, 25)}% of its height; at least 25% needed)`);

@@ -366,7 +366,7 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
     person = await analyzePerson(ctx, cut.image, t);
   }
   const body = person.body;
-  checkBody(body, person.heightFraction, type, 'the model image');
+  checkBody(body, person.heightFraction, type, 'the model image', person.unclear);
   const { image, instance } = person;
   const W = image.width, H = image.height;
   const { protect, skin: skinRgb } = await faceAndHair(ctx, person, t);
