@@ -768,6 +768,32 @@ describe('hairstyle on the development photos (issue 11, independent references)
     }
   }, 60_000);
 
+  it('ends her fringe lying across the brows in a taper, not a straight cut along the brow line (hand-annotated box)', async () => {
+    // Hand-annotated on the input (s5-left, 677x677): a box 32 px wide across the brow line where
+    // her side-swept fringe crosses it over her image-right brow, from the forehead above the fringe
+    // down to it. Below the brows the fringe stays (the face is kept), above it is removed under a
+    // short cut: the column-mean lightness (CIE L*) stepped by 23-33 within two rows at the brow
+    // line, a straight cut. Her own fringe's edges step by 5.6 there. Tapered, the step is under
+    // 18 (10-14), and the fringe above the brows is still removed: four rows below the box's top,
+    // L* over 20 (the fill, 29-42 as the new hair's shade falls), not the fringe's 10-11.
+    const ph = await hairPhoto('s5-left');
+    const input = await decodeImage(ph.bytes, { maxPixels: 4e7 });
+    const profile = (img: RgbImage) => Array.from({ length: 28 }, (_, k) => {
+      let s = 0;
+      for (let x = 318; x < 350; x++) s += labAt(img.data, (176 + k) * img.width + x)[0];
+      return s / 32;
+    });
+    const step = (p: number[]) => Math.max(...p.slice(2).map((v, k) => Math.abs(v - p[k]!)));
+    const own = step(profile(input));
+    for (const [style, color] of [['Buzz Cut', 'pink'], ['Crew Cut', 'blonde'], ['Buzz Cut', 'black']] as Array<[Hairstyle, HairColor]>) {
+      const { out } = await runHairstyle(ph.bytes, style, color);
+      const p = profile(out);
+      console.log(`s5-left ${style} ${color}: the fringe's end across the brows steps by ${step(p).toFixed(1)} L* in two rows (her own fringe's edges ${own.toFixed(1)}), the forehead above ${p[4]!.toFixed(1)}`);
+      expect(step(p), `${style} ${color}`).toBeLessThan(18);
+      expect(p[4], `${style} ${color}`).toBeGreaterThan(20);
+    }
+  }, 60_000);
+
   it("fills the hair hanging beside a shoulder with the wall behind it, not the clothing (hand-annotated boxes)", async () => {
     // Hand-annotated on the input (s6-right, 664x840): A, the wall beside her shoulder on the
     // image's right where the tips of her hair hang over it; B, the same wall beside them. The body

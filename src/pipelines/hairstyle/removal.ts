@@ -222,6 +222,50 @@ function underNewHair(an: HeadAnalysis, covered: Uint8Array, u: number, v: numbe
   return false;
 }
 
+/**
+ * Old hair lying over the face across the brows (a side-swept fringe, a lock over an eye) is kept
+ * below them (the face is kept as it is) and removed above: it ended in a straight cut along the
+ * brow line under a plate of filled forehead (s5-left and s6-left under a Buzz Cut). Tapered as a
+ * kept lock's cut ends are (finishLocks): old hair of the hole above the brows within LOCK_TAPER
+ * of the protected old hair just below them (within LOCK_TAPER of the brow line) comes back over
+ * the fill, the nearer the more (quadratically, times its soft mask), so the lock thins out upwards
+ * instead of ending in a line. Not dyed (the lock below keeps her colour), not below the brows (the
+ * hair beside a cheek is the long hair a short style removes), off other people; in place.
+ */
+function taperAtBrows(an: HeadAnalysis, img: RgbImage, hole: Uint8Array): void {
+  const { frame, anchors, hair, protect } = an;
+  const { width: W, height: H, data } = an.image;
+  const pb = maskBox(protect, W, H);
+  if (!pb) return;
+  const R = Math.max(2, Math.round(LOCK_TAPER * frame.scale));
+  // The protected old hair just below the brow line, on the protected face's box grown by R.
+  const x0 = Math.max(0, pb.x - R), y0 = Math.max(0, pb.y - R), x1 = Math.min(W, pb.x + pb.width + R), y1 = Math.min(H, pb.y + pb.height + R);
+  const bw = x1 - x0, bh = y1 - y0;
+  const seeds = takeBytes(bw * bh);
+  let any = false;
+  for (let y = pb.y; y < pb.y + pb.height; y++) {
+    for (let x = pb.x, i = y * W + x; x < pb.x + pb.width; x++, i++) {
+      if (!protect[i] || hair[i]! <= HAIR_ON || frameV(frame, x + 0.5, y + 0.5) >= anchors.brows + LOCK_TAPER) continue;
+      seeds[(y - y0) * bw + x - x0] = 1;
+      any = true;
+    }
+  }
+  if (!any) return giveBack(seeds);
+  // Distances in thirds of a pixel (chamfer).
+  const dist = chamfer(seeds, bw, bh);
+  for (let y = y0; y < y1; y++) {
+    for (let x = x0, i = y * W + x, j = (y - y0) * bw; x < x1; x++, i++, j++) {
+      const h = hair[i]!;
+      if (!hole[i] || h <= HAIR_ON || an.others[i]) continue;
+      const f = 1 - dist[j]! / (3 * R);
+      if (f <= 0 || frameV(frame, x + 0.5, y + 0.5) >= anchors.brows) continue;
+      const w = f * f * (h / 255);
+      for (let c = 0; c < 3; c++) img.data[3 * i + c] = Math.round(img.data[3 * i + c]! * (1 - w) + data[3 * i + c]! * w);
+    }
+  }
+  giveBack(seeds);
+}
+
 /** How far above the natural hairline (face widths) underNewHair looks for the new hair. */
 const LOCK_UNDER = 0.05;
 
@@ -294,6 +338,7 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number, lo
   // reaches the old hair of a group still to fill.
   matchSharpness(img, marked, margin);
   if (img !== an.image) softenSeams(img, holeAt, groups, look.edgeBlur);
+  if (img !== an.image) taperAtBrows(an, img, hole);
   // The ears the old hair hid, drawn over the fill (under the new hair).
   if (img !== an.image) drawEars(an, img, hole, look, seed);
   return img;
