@@ -25,7 +25,7 @@ import { segmentPerson } from '../../steps/person-segmentation.ts';
 import { bodyOfFace, splitInstance, targetBodyIndex, targetFaceIndex, type Shape } from '../../steps/person-instance.ts';
 import type { PipelineContext } from '../types.ts';
 import { above } from './masks.ts';
-import { bodyFrame, mid, skeletonParts, skeletonShapes, type Body } from './body.ts';
+import { bodyFrame, mid, skeletonParts, skeletonShapes, type Body, type UnclearBody } from './body.ts';
 
 /** Class names of a manifest param (face-parsing classes) as class ids. */
 function classIds(value: unknown, key: string): number[] {
@@ -59,7 +59,7 @@ export interface PersonAnalysis {
   /** Instance height over the photo's height. */
   heightFraction: number;
   /** Set when a person was detected but BlazePose could not make out the body (its presence under the version's least): why body is null. */
-  unclear?: { presence: number; least: number };
+  unclear?: UnclearBody;
   /**
    * The target face's parse (BiSeNet), started as soon as the target is known: the parser runs in
    * a model thread (the pipeline's modelThread) while the landmarks, the person mask and the

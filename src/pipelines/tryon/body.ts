@@ -156,11 +156,18 @@ const REQUIRED: Record<ClothesType, Array<[Joint, string]>> = {
   dresses: [['shoulder', 'shoulders'], ['hip', 'hips']],
 };
 
+/** A person detected whose body BlazePose cannot make out: its pose presence and the version's least (min_presence). */
+export interface UnclearBody {
+  presence: number;
+  least: number;
+}
+
 /**
  * Refuses a photo without a person, with a person under 25% of the photo's height, or without the
- * parts a clothes type needs (naming them). `heightFraction`: the instance's height over the photo's.
+ * parts a clothes type needs (naming them). `heightFraction`: the instance's height over the photo's;
+ * `unclear`: why there is no body where a person was detected.
  */
-export function checkBody(b: Body | null, heightFraction: number, type: ClothesType, what: string, unclear?: { presence: number; least: number }): asserts b is Body {
+export function checkBody(b: Body | null, heightFraction: number, type: ClothesType, what: string, unclear?: UnclearBody): asserts b is Body {
   if (!b && unclear) {
     throw new AppError('NO_PERSON_FOUND', `the body of the person in ${what} cannot be made out (pose confidence ${pastLimit(unclear.presence * 100, unclear.least * 100)}%; at least ${Math.round(unclear.least * 100)}% needed): a photo where one person's body shows clearly, not hidden behind others, works best`);
   }
