@@ -928,6 +928,10 @@ describe('try-on inputs', () => {
     // others, and BlazePose makes out her body with a presence of 0.32 (its landmarks, taken at
     // that, lay on a neighbour's knee): refused as a body that cannot be made out, not as no person.
     ['a person whose body is hidden among others', async () => facePhoto('sample5'), 'upper_body', /^the body of the person in the model image cannot be made out \(pose confidence \d+%; at least 50% needed\): /],
+    // The whole of face-api's sample6 (group-four, 960 px): the target, turned in her maroon dress,
+    // has her image-right knee laid by BlazePose on the striped jumpsuit beside her (0.00 of that
+    // thigh's core in her colours): trousers drawn along it reached across the neighbour's hip.
+    ['trousers for a person whose leg the body model lays on a neighbour', async () => fs.readFileSync('test/fixtures/group-four.jpg'), 'lower_body', /^the model image does not show where the person's image-right leg is \(the body model places it on something else, as for a leg hidden behind another person\), which lower_body needs$/],
     ['a model image without hips for lower_body', async () => sharp(personBytes).extract({ left: 0, top: 0, width: 360, height: 560 }).jpeg().toBuffer(), 'lower_body', /^the model image does not show the (hips|legs), which lower_body needs$/],
     ['a person under 25% of the height', async () => sharp({ create: { width: 500, height: 1000, channels: 3, background: '#7a7a7a' } }).composite([{ input: await sharp(personBytes).resize({ height: 240 }).toBuffer(), left: 205, top: 660 }]).jpeg().toBuffer(), 'upper_body', /^the person in the model image is too small \(\d+% of its height; at least 25% needed\)$/],
   ] as const)('refuses %s', async (_n, model, type, message) => {

@@ -315,6 +315,56 @@ function unseenArms(image: RgbImage, ref: Lab | null, instance: Uint8Array, prot
   });
 }
 
+/** Below this share of a thigh's core showing the target's skin or the clothing at her hips, the leg is not the target's (unseenLegs). */
+const LEG_SEEN = 0.3;
+
+/**
+ * The legs whose landmarks lie on something that is not the target's, as unseenArms tells arms:
+ * under LEG_SEEN of the thigh's core (0.05 body sizes either side of the bone from 0.35 of the way
+ * from the hip to the knee, face and hair left out) is on the instance and of the target's skin or
+ * of a colour common around her pelvis (a palette cell holding 0.3% of a disc of 0.18 body sizes
+ * about it, her skin left out). Legs out of the frame are not judged. On the whole of face-api's
+ * sample6 (and its s6-red-dress crop) BlazePose lays the turned maroon dress's image-right knee on
+ * the striped jumpsuit beside her: 0.00-0.16 of that thigh's core is hers, 0.57-1.0 of every other
+ * development photo's legs.
+ */
+function unseenLegs(image: RgbImage, ref: Lab | null, instance: Uint8Array, protect: Uint8Array, b: Body): Array<'L' | 'R'> {
+  const { W, H, size } = b;
+  const cells = new Uint32Array(1 << 12);
+  let n = 0;
+  const r = 0.18 * size;
+  const pb = pointsBox([b.pelvis], r, W, H);
+  // Every other row and column: shares, not a mask.
+  for (let y = pb.y0; y <= pb.y1; y += 2) {
+    for (let x = pb.x0; x <= pb.x1; x += 2) {
+      const i = y * W + x;
+      if (!instance[i] || protect[i] || (x + 0.5 - b.pelvis[0]) ** 2 + (y + 0.5 - b.pelvis[1]) ** 2 > r * r) continue;
+      const lab = labAt(image.data, i);
+      if (ref && skinColoured(lab, ref, SKIN_LIGHTNESS)) continue;
+      cells[paletteCell(lab)]!++;
+      n++;
+    }
+  }
+  const common = Math.max(1, 0.003 * n);
+  return (['L', 'R'] as const).filter((s) => {
+    const j = b[s];
+    const a = lerp(j.hip, j.knee, 0.35), rc = 0.05 * size;
+    const kb = pointsBox([a, j.knee], rc, W, H);
+    let all = 0, hers = 0;
+    for (let y = kb.y0; y <= kb.y1; y += 2) {
+      for (let x = kb.x0; x <= kb.x1; x += 2) {
+        const i = y * W + x;
+        if (protect[i] || segmentDistance(a, j.knee, x + 0.5, y + 0.5) > rc) continue;
+        all++;
+        if (!instance[i]) continue;
+        const lab = labAt(image.data, i);
+        if ((ref && skinColoured(lab, ref, SKIN_LIGHTNESS)) || (n > 0 && cells[paletteCell(lab)]! >= common)) hers++;
+      }
+    }
+    return all > 0 && hers < LEG_SEEN * all;
+  });
+}
+
 /**
  * Where bare skin is no arm's, as shapes. The bare chest and shoulders' tops: between the shoulder
  * joints' columns (inset by 0.08 body sizes) from a fifth of the shoulder width above their line
@@ -372,6 +422,16 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
   const { protect, skin: skinRgb } = await faceAndHair(ctx, person, t);
   // The face's skin colour (CIE Lab), what every skin test below measures against.
   const skin = skinRgb ? srgbToLab(skinRgb[0], skinRgb[1], skinRgb[2]) : null;
+  // Trousers or a skirt along a leg that BlazePose lays on someone else were drawn across her
+  // (the whole of face-api's sample6: the trousers reached the striped jumpsuit's hip): refused,
+  // naming the leg, as a leg out of the frame is.
+  if (type === 'lower_body') {
+    const unseen = await t.time('body', () => unseenLegs(image, skin, instance, protect, body));
+    if (unseen.length) {
+      const [which, verb, it] = unseen.length === 2 ? ['legs', 'are', 'them'] : [`image-${unseen[0] === 'L' ? 'left' : 'right'} leg`, 'is', 'it'];
+      throw new AppError('NO_PERSON_FOUND', `the model image does not show where the person's ${which} ${verb} (the body model places ${it} on something else, as for a leg hidden behind another person), which lower_body needs`);
+    }
+  }
   const garment = await analyzeGarment(ctx, garmentImg, type, t);
 
   // The garment's parts at this body's scale.
