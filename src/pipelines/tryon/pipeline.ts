@@ -277,42 +277,8 @@ const ARM_SEEN = 0.3;
  * group-four beside her sleeve on the gap to her neighbour).
  */
 function unseenArms(image: RgbImage, ref: Lab | null, instance: Uint8Array, protect: Uint8Array, b: Body): Array<'L' | 'R'> {
-  const { W, H, size } = b;
-  // The torso clothing's palette.
-  const top = lerp(b.neck, b.pelvis, 0.15), bottom = lerp(b.neck, b.pelvis, 0.85), r = 0.18 * size;
-  const cells = new Uint32Array(1 << 12);
-  let n = 0;
-  const tb = pointsBox([top, bottom], r, W, H);
-  // Every third row and column: shares, not a mask (47 ms at 1 MP on every pixel).
-  for (let y = tb.y0; y <= tb.y1; y += 3) {
-    for (let x = tb.x0; x <= tb.x1; x += 3) {
-      const i = y * W + x;
-      if (!instance[i] || protect[i] || segmentDistance(top, bottom, x + 0.5, y + 0.5) > r) continue;
-      const lab = labAt(image.data, i);
-      if (ref && skinColoured(lab, ref, SKIN_LIGHTNESS)) continue;
-      cells[paletteCell(lab)]!++;
-      n++;
-    }
-  }
-  const common = Math.max(1, 0.003 * n);
-  return (['L', 'R'] as const).filter((s) => {
-    const j = b[s];
-    const bones: Array<[P, P]> = [[lerp(j.shoulder, j.elbow, 0.35), j.elbow], [j.elbow, j.wrist]];
-    const rc = 0.05 * size;
-    const ab = pointsBox(bones.flat(), rc, W, H);
-    let all = 0, hers = 0;
-    for (let y = ab.y0; y <= ab.y1; y += 3) {
-      for (let x = ab.x0; x <= ab.x1; x += 3) {
-        const i = y * W + x;
-        if (protect[i] || (segmentDistance(bones[0]![0], bones[0]![1], x + 0.5, y + 0.5) > rc && segmentDistance(bones[1]![0], bones[1]![1], x + 0.5, y + 0.5) > rc)) continue;
-        all++;
-        if (!instance[i]) continue;
-        const lab = labAt(image.data, i);
-        if ((ref && skinColoured(lab, ref, SKIN_LIGHTNESS)) || (n > 0 && cells[paletteCell(lab)]! >= common)) hers++;
-      }
-    }
-    return all > 0 && hers < ARM_SEEN * all;
-  });
+  const top = lerp(b.neck, b.pelvis, 0.15), bottom = lerp(b.neck, b.pelvis, 0.85);
+  return unseenLimbs(image, ref, instance, protect, b, { a: top, b: bottom, r: 0.18 * b.size }, (j) => [[lerp(j.shoulder, j.elbow, 0.35), j.elbow], [j.elbow, j.wrist]], ARM_SEEN);
 }
 
 /** Below this share of a thigh's core showing the target's skin or the clothing at her hips, the leg is not the target's (unseenLegs). */
@@ -325,20 +291,38 @@ const LEG_SEEN = 0.3;
  * of a colour common around her pelvis (a palette cell holding 0.3% of a disc of 0.18 body sizes
  * about it, her skin left out). Legs out of the frame are not judged. On the whole of face-api's
  * sample6 (and its s6-red-dress crop) BlazePose lays the turned maroon dress's image-right knee on
- * the striped jumpsuit beside her: 0.00-0.16 of that thigh's core is hers, 0.57-1.0 of every other
+ * the striped jumpsuit beside her: 0.00-0.18 of that thigh's core is hers, 0.57-1.0 of every other
  * development photo's legs.
  */
 function unseenLegs(image: RgbImage, ref: Lab | null, instance: Uint8Array, protect: Uint8Array, b: Body): Array<'L' | 'R'> {
+  return unseenLimbs(image, ref, instance, protect, b, { a: b.pelvis, b: b.pelvis, r: 0.18 * b.size }, (j) => [[lerp(j.hip, j.knee, 0.35), j.knee]], LEG_SEEN);
+}
+
+/**
+ * unseenArms' and unseenLegs' test: the image sides whose limb core (`bones`, 0.05 body sizes
+ * either side) holds under `seen` of pixels on the instance and of the target's skin (`ref`) or of
+ * a colour common in `palette` (a capsule of the instance, face and hair and skin left out: a
+ * palette cell holding 0.3% of it). Every third row and column: shares, not masks (47 ms at 1 MP
+ * on every pixel of the torso's capsule).
+ */
+function unseenLimbs(
+  image: RgbImage,
+  ref: Lab | null,
+  instance: Uint8Array,
+  protect: Uint8Array,
+  b: Body,
+  palette: { a: P; b: P; r: number },
+  bones: (j: Body['L']) => Array<[P, P]>,
+  seen: number,
+): Array<'L' | 'R'> {
   const { W, H, size } = b;
   const cells = new Uint32Array(1 << 12);
   let n = 0;
-  const r = 0.18 * size;
-  const pb = pointsBox([b.pelvis], r, W, H);
-  // Every other row and column: shares, not a mask.
-  for (let y = pb.y0; y <= pb.y1; y += 2) {
-    for (let x = pb.x0; x <= pb.x1; x += 2) {
+  const tb = pointsBox([palette.a, palette.b], palette.r, W, H);
+  for (let y = tb.y0; y <= tb.y1; y += 3) {
+    for (let x = tb.x0; x <= tb.x1; x += 3) {
       const i = y * W + x;
-      if (!instance[i] || protect[i] || (x + 0.5 - b.pelvis[0]) ** 2 + (y + 0.5 - b.pelvis[1]) ** 2 > r * r) continue;
+      if (!instance[i] || protect[i] || segmentDistance(palette.a, palette.b, x + 0.5, y + 0.5) > palette.r) continue;
       const lab = labAt(image.data, i);
       if (ref && skinColoured(lab, ref, SKIN_LIGHTNESS)) continue;
       cells[paletteCell(lab)]!++;
@@ -347,21 +331,21 @@ function unseenLegs(image: RgbImage, ref: Lab | null, instance: Uint8Array, prot
   }
   const common = Math.max(1, 0.003 * n);
   return (['L', 'R'] as const).filter((s) => {
-    const j = b[s];
-    const a = lerp(j.hip, j.knee, 0.35), rc = 0.05 * size;
-    const kb = pointsBox([a, j.knee], rc, W, H);
+    const core = bones(b[s]);
+    const rc = 0.05 * size;
+    const ab = pointsBox(core.flat(), rc, W, H);
     let all = 0, hers = 0;
-    for (let y = kb.y0; y <= kb.y1; y += 2) {
-      for (let x = kb.x0; x <= kb.x1; x += 2) {
+    for (let y = ab.y0; y <= ab.y1; y += 3) {
+      for (let x = ab.x0; x <= ab.x1; x += 3) {
         const i = y * W + x;
-        if (protect[i] || segmentDistance(a, j.knee, x + 0.5, y + 0.5) > rc) continue;
+        if (protect[i] || core.every(([p, q]) => segmentDistance(p, q, x + 0.5, y + 0.5) > rc)) continue;
         all++;
         if (!instance[i]) continue;
         const lab = labAt(image.data, i);
         if ((ref && skinColoured(lab, ref, SKIN_LIGHTNESS)) || (n > 0 && cells[paletteCell(lab)]! >= common)) hers++;
       }
     }
-    return all > 0 && hers < LEG_SEEN * all;
+    return all > 0 && hers < seen * all;
   });
 }
 
