@@ -124,9 +124,7 @@ export function finishLocks(an: HeadAnalysis, filled: RgbImage, hole: Uint8Array
         if (!dist || h <= HAIR_ON) continue;
         const f = 1 - dist[j]! / (3 * R);
         if (f <= 0) continue;
-        const w = f * f * (h / 255);
-        for (let c = 0; c < 3; c++) filled.data[3 * i + c] = Math.round(filled.data[3 * i + c]! * (1 - w) + data[3 * i + c]! * w);
-        cover = w;
+        cover = taperBack(filled.data, data, i, f, h);
       } else if (locks[i]) cover = h / 255;
       else continue;
       const v = frameV(frame, x + x0 + 0.5, y + y0 + 0.5);
@@ -259,11 +257,21 @@ function taperAtBrows(an: HeadAnalysis, img: RgbImage, hole: Uint8Array): void {
       if (!hole[i] || h <= HAIR_ON || an.others[i]) continue;
       const f = 1 - dist[j]! / (3 * R);
       if (f <= 0 || frameV(frame, x + 0.5, y + 0.5) >= anchors.brows) continue;
-      const w = f * f * (h / 255);
-      for (let c = 0; c < 3; c++) img.data[3 * i + c] = Math.round(img.data[3 * i + c]! * (1 - w) + data[3 * i + c]! * w);
+      taperBack(img.data, data, i, f, h);
     }
   }
   giveBack(seeds);
+}
+
+/**
+ * A taper's step (finishLocks, taperAtBrows): the photo's old hair at pixel `i` brought back over
+ * the fill `out` with weight f^2 times its soft mask `h` (f: 1 at the kept hair, 0 at the taper's
+ * reach), in place; returns that weight.
+ */
+function taperBack(out: Uint8Array, photo: Uint8Array, i: number, f: number, h: number): number {
+  const w = f * f * (h / 255);
+  for (let c = 0; c < 3; c++) out[3 * i + c] = Math.round(out[3 * i + c]! * (1 - w) + photo[3 * i + c]! * w);
+  return w;
 }
 
 /** How far above the natural hairline (face widths) underNewHair looks for the new hair. */

@@ -156,6 +156,17 @@ const REQUIRED: Record<ClothesType, Array<[Joint, string]>> = {
   dresses: [['shoulder', 'shoulders'], ['hip', 'hips']],
 };
 
+/**
+ * Refuses lower_body where the body model lays a leg on something that is not the person's
+ * (`unseen`, the image sides: pipeline.ts unseenLegs), naming the leg, as checkBody names a leg
+ * out of the frame. Other clothes types go on.
+ */
+export function checkLegsSeen(unseen: ReadonlyArray<'L' | 'R'>, type: ClothesType, what: string): void {
+  if (type !== 'lower_body' || !unseen.length) return;
+  const [which, verb, it] = unseen.length === 2 ? ['legs', 'are', 'them'] : [`image-${unseen[0] === 'L' ? 'left' : 'right'} leg`, 'is', 'it'];
+  throw new AppError('NO_PERSON_FOUND', `${what} does not show where the person's ${which} ${verb} (the body model places ${it} on something else, as for a leg hidden behind another person), which ${type} needs`);
+}
+
 /** A person detected whose body BlazePose cannot make out: its pose presence and the version's least (min_presence). */
 export interface UnclearBody {
   presence: number;

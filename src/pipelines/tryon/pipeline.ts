@@ -30,7 +30,7 @@ import { giveBack, takeBytes, takeInts } from '../../imaging/scratch.ts';
 import { jsonFile, maskFile, pictureFile } from '../output.ts';
 import { definePipeline, type PipelineContext } from '../types.ts';
 import { analyzePerson, cutTo3by4, faceAndHair, type PersonAnalysis } from './analysis.ts';
-import { armShapes, checkBody, lerp, type Body, type P } from './body.ts';
+import { armShapes, checkBody, checkLegsSeen, lerp, type Body, type P } from './body.ts';
 import { layerParts, PART_ORDER, removeUncovered, shadeAndBlend, type GarmentLayer } from './compose.ts';
 import { garmentSamples, productMask, productParts, type GarmentParts } from './garment.ts';
 import { clothingMask, wornParts } from './garment-worn.ts';
@@ -409,13 +409,7 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
   // Trousers or a skirt along a leg that BlazePose lays on someone else were drawn across her
   // (the whole of face-api's sample6: the trousers reached the striped jumpsuit's hip): refused,
   // naming the leg, as a leg out of the frame is.
-  if (type === 'lower_body') {
-    const unseen = await t.time('body', () => unseenLegs(image, skin, instance, protect, body));
-    if (unseen.length) {
-      const [which, verb, it] = unseen.length === 2 ? ['legs', 'are', 'them'] : [`image-${unseen[0] === 'L' ? 'left' : 'right'} leg`, 'is', 'it'];
-      throw new AppError('NO_PERSON_FOUND', `the model image does not show where the person's ${which} ${verb} (the body model places ${it} on something else, as for a leg hidden behind another person), which lower_body needs`);
-    }
-  }
+  if (type === 'lower_body') checkLegsSeen(await t.time('body', () => unseenLegs(image, skin, instance, protect, body)), type, 'the model image');
   const garment = await analyzeGarment(ctx, garmentImg, type, t);
 
   // The garment's parts at this body's scale.
