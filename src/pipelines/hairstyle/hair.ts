@@ -219,6 +219,52 @@ function undetectedOthers(h: Head, labels: Uint8Array, crop: Box, person: Uint8A
   return splitByColour(h, soft, sb, q, out, true);
 }
 
+/**
+ * The skull the templates draw on (templates.ts `cap` at volume 1: centred 0.2 face widths below
+ * the forehead landmark, half-width 0.58, half-height 0.75) grown by the most a style's hair
+ * stands off it (0.12 at the sides, 0.15 on top: a Bowl Cut's volume), above the brows: hair
+ * there is the target's own, whoever's face is nearer.
+ */
+const SKULL = { below: 0.2, rx: 0.7, ry: 0.9 };
+
+/** Around another face's box, this share of its size on each side stays that person's. */
+const OTHER_FACE_MARGIN = 0.25;
+
+/**
+ * The parsed hair on the target's skull (SKULL) taken back from `others`: the split between faces
+ * by distance gave the top of a head to the neighbour whose chin is near it (a woman sitting on the
+ * step above, on face-api's sample5 at 1 MP), and that crown stayed, as a dark notch in every new
+ * style. A neighbour's hair lying in front of the target's skull is rarer than that; their face
+ * (its box grown by OTHER_FACE_MARGIN) stays theirs. Returns `others` revised (a copy where it
+ * changes).
+ */
+function hairOnSkull(h: Head, soft: Uint8Array, sb: Box, others: Uint8Array): Uint8Array {
+  const faces = h.faces;
+  if (!faces || faces.others.length === 0 || sb.x1 <= sb.x0) return others;
+  const { frame, anchors } = h;
+  const W = h.image.width;
+  const cy = anchors.forehead + SKULL.below;
+  const theirs = faces.others.map((f) => {
+    const m = OTHER_FACE_MARGIN * Math.max(f.box.width, f.box.height);
+    return [f.box.x - m, f.box.y - m, f.box.x + f.box.width + m, f.box.y + f.box.height + m] as const;
+  });
+  let out: Uint8Array | null = null;
+  for (let y = sb.y0; y < sb.y1; y++) {
+    for (let x = sb.x0, i = y * W + x; x < sb.x1; x++, i++) {
+      if (!others[i] || soft[i]! <= HAIR_ON) continue;
+      const px = x + 0.5, py = y + 0.5;
+      const v = frameV(frame, px, py);
+      if (v >= anchors.brows) continue;
+      const u = frameU(frame, px, py);
+      if ((u / SKULL.rx) ** 2 + ((v - cy) / SKULL.ry) ** 2 >= 1) continue;
+      if (theirs.some(([x0, y0, x1, y1]) => px >= x0 && px < x1 && py >= y0 && py < y1)) continue;
+      out ??= copyBytes(others);
+      out[i] = 0;
+    }
+  }
+  return out ?? others;
+}
+
 /** How far either side of a split between the target and a neighbour (in the ratio of their distances) hair is contested. */
 const CONTESTED = 1.4;
 
@@ -403,7 +449,7 @@ function parsedHair(h: Head, parse: FaceParse, soft: Uint8Array, person: Uint8Ar
   // The soft hair is 0 outside its box (it may reach a pixel past the crop's box: its placement rounds).
   const r = maskBox(soft, W, H);
   const sb: Box = r ? { x0: r.x, x1: r.x + r.width, y0: r.y, y1: r.y + r.height } : { x0: 0, x1: 0, y0: 0, y1: 0 };
-  const others = undetectedOthers({ ...h, others: contestedHair(h, soft, sb) }, parse.labels, crop, person, soft, sb);
+  const others = hairOnSkull(h, soft, sb, undetectedOthers({ ...h, others: contestedHair(h, soft, sb) }, parse.labels, crop, person, soft, sb));
   const bin = new Uint8Array(W * H);
   for (let y = sb.y0; y < sb.y1; y++) for (let x = sb.x0, i = y * W + x; x < sb.x1; x++, i++) bin[i] = soft[i]! > HAIR_ON && !others[i] ? 1 : 0;
   const parsed = componentsTouching(bin, headZone(h, bin, sb), W, H);
