@@ -118,6 +118,21 @@ function medianLab(img: RgbImage, [x0, y0, x1, y1]: Box4): number[] {
   return ch.map((c) => c.sort((a, b) => a - b)[c.length >> 1]!);
 }
 
+/** The q-quantile over a box of a picture's fine detail: |luma less its 5x5 mean| (Rec. 601 luma, 0..255). */
+function detailPercentile(img: RgbImage, [x0, y0, x1, y1]: Box4, q: number): number {
+  const { width: W, data } = img;
+  const luma = (x: number, y: number) => 0.299 * data[3 * (y * W + x)]! + 0.587 * data[3 * (y * W + x) + 1]! + 0.114 * data[3 * (y * W + x) + 2]!;
+  const d: number[] = [];
+  for (let y = y0; y < y1; y++) {
+    for (let x = x0; x < x1; x++) {
+      let sum = 0;
+      for (let dy = -2; dy <= 2; dy++) for (let dx = -2; dx <= 2; dx++) sum += luma(x + dx, y + dy);
+      d.push(Math.abs(luma(x, y) - sum / 25));
+    }
+  }
+  return d.sort((a, b) => a - b)[Math.floor(q * d.length)]!;
+}
+
 const pixelChanged = (a: RgbImage, b: RgbImage, i: number) => a.data[3 * i] !== b.data[3 * i] || a.data[3 * i + 1] !== b.data[3 * i + 1] || a.data[3 * i + 2] !== b.data[3 * i + 2];
 
 /** The reference head frame: origin between the eyes, u along the eye line, unit = face width. */
@@ -1132,6 +1147,23 @@ describe('hairstyle on the development photos (issue 11, independent references)
     console.log(`sample5 at 1150 px, Bowl Cut blonde: the crown's median L* ${crown[0]!.toFixed(1)} (input ${medianLab(input, [426, 218, 444, 234])[0]!.toFixed(1)}), the neighbour's face MAD ${neighbour.toFixed(2)}`);
     expect(crown[0]).toBeGreaterThan(50);
     expect(neighbour).toBe(0);
+  }, 60_000);
+
+  it('fills a neck under removed long hair without the stripes of the strands it was copied between (hand-annotated boxes)', async () => {
+    // face-api's sample6 resized to 1150 px wide (~1 MP). Her neck shows between strands of her
+    // long black hair; the skin fill copies patches from there, and the strands came with them: a
+    // neck woven with thin dark stripes. Hand-annotated: F, the side of her neck and shoulder under
+    // the removed hair (hair in the input); S, her chin's skin. The fill's fine detail (luma less
+    // its 5x5 mean) at the 99th percentile must be no stronger than her own skin's (9.7; the fill's was 14.8).
+    const bytes = Uint8Array.from(await sharp(await facePhoto('sample6')).resize({ width: 1150 }).png().toBuffer());
+    const input = await decodeImage(bytes, { maxPixels: 4e7 });
+    const skin = detailPercentile(input, [450, 355, 470, 368], 0.99);
+    for (const [style, color] of [['Buzz Cut', 'blonde'], ['Crew Cut', 'black']] as Array<[Hairstyle, HairColor]>) {
+      const { out } = await runHairstyle(bytes, style, color);
+      const fill = detailPercentile(out, [410, 434, 436, 450], 0.99);
+      console.log(`sample6 at 1150 px, ${style} ${color}: the filled neck's fine detail (p99) ${fill.toFixed(1)} levels, her chin's ${skin.toFixed(1)}`);
+      expect(fill, `${style} ${color}`).toBeLessThanOrEqual(skin);
+    }
   }, 60_000);
 
   it('refuses a roll beyond 45 degrees by name, with the angle', async () => {

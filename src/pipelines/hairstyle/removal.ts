@@ -334,7 +334,7 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number, lo
     // Bare skin keeps only the copied texture's finest detail (~1.2% of the face width: pores,
     // grain) over an even tone; at 4% the copy's blocks and blotches still showed.
     if (g === UNDER.skin && img !== an.image) {
-      evenTone(img, part, src, an.hair, Math.max(1, Math.round(TONE_CLEAR * an.frame.scale)), fine, jawShade(an));
+      evenTone(img, part, src, an.hair, Math.max(1, Math.round(TONE_CLEAR * an.frame.scale)), fine, jawShade(an), { flat: Math.max(SKIN_DETAIL.min, SKIN_DETAIL.grain * look.grain), grain: look.grain, seed: seed + g });
       meetSkin(an, img, part, hole);
     }
     // Clothing without a pattern at the copy's block scale loses the copy's blocks (BLOCKS).
@@ -668,6 +668,17 @@ function toneSource(lab: readonly number[], ref: readonly number[], minChroma: n
  * CLEAR_OF_HAIR, and for the tone only: a band that wide left s5-left's lit shoulder too far off.
  */
 const TONE_CLEAR = 0.025;
+/**
+ * How much fine detail a skin fill keeps (levels per sRGB channel): evenTone's copied detail
+ * is squeezed softly (t x tanh(d / t)) to about this, SKIN_DETAIL.grain times the photo's own grain
+ * (Look.grain) and at least SKIN_DETAIL.min. Skin at a group photo's scale (a face 100 px wide)
+ * has no fine detail stronger than the photo's noise; what has is the dark hair strands the patch
+ * copies brought from the skin between them (a neck seen between strands): kept as they were, a
+ * filled neck was woven with thin stripes, like burlap (face-api's sample6 at 1 MP). The photo's
+ * own grain is laid over it instead (squeezed alone, that neck was smoother than her skin: detail
+ * 2.1 levels RMS in a 5x5 window, her cheek, chin and neck 3.2-5.5).
+ */
+const SKIN_DETAIL = { grain: 1.5, min: 3 };
 /** toneSource's least chroma, as a share of the face's. */
 const TONE_CHROMA = 0.6;
 /** The share of the sources that must pass toneSource for skinColouredOnly to apply it. */
@@ -682,9 +693,11 @@ const TONE_KEPT = 0.5;
  * is taken out of the sources before the interpolation and put back on the part: a visible neck
  * in the shadow and the face's skin above it are interpolated as one tone, and the filled neck
  * beside the visible one gets the same shadow, without a seam. The tone is taken from skin at
- * least `clear` px from the old hair (`hair`, soft 0..255) and the part.
+ * least `clear` px from the old hair (`hair`, soft 0..255) and the part; the copied detail is
+ * squeezed to about `detail.flat` levels (SKIN_DETAIL) and the photo's grain (`detail.grain`,
+ * Look.grain) laid over it, seeded by `detail.seed`.
  */
-function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, hair: Uint8Array, clear: number, r: number, shade: (x: number, y: number) => number): void {
+function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, hair: Uint8Array, clear: number, r: number, shade: (x: number, y: number) => number, detail: { flat: number; grain: number; seed: number }): void {
   const { width: W, height: H, data } = img;
   const box = grownMaskBox(part, W, H, 4 * r);
   if (!box) return;
@@ -716,6 +729,19 @@ function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, hair: Ui
   pullPush(bw, bh, val, wt);
   // The fill's own local mean over the part (a box of radius r, summed by integral images).
   const sw = bw + 1;
+  const { flat } = detail;
+  // Two xorshift draws, summed: a bell-shaped noise in about -1..1 (as composite.ts's).
+  let h = detail.seed >>> 0 || 1;
+  const noise = () => {
+    h ^= h << 13;
+    h ^= h >>> 17;
+    h ^= h << 5;
+    const a = (h >>> 0) / 4294967296;
+    h ^= h << 13;
+    h ^= h >>> 17;
+    h ^= h << 5;
+    return a + (h >>> 0) / 4294967296 - 1;
+  };
   // Integer sums in 32 bits: on a very large box they wrap, but a window's sum (a few thousand
   // levels), taken modulo 2^32 (`| 0`), is exact.
   const S = takeInts(4 * sw * (bh + 1));
@@ -742,9 +768,11 @@ function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, hair: Ui
       const n = (S[A]! - S[B]! - S[C]! + S[D]!) | 0;
       const j = y * bw + x;
       const f = shade(x + x0, y + y0);
+      // The photo's grain, as the drawn hair gets it (composite.ts: the same for the three channels).
+      const g = detail.grain * 1.7 * noise();
       for (let c = 0; c < 3; c++) {
         const mean = ((S[A + c + 1]! - S[B + c + 1]! - S[C + c + 1]! + S[D + c + 1]!) | 0) / n;
-        data[3 * i + c] = Math.max(0, Math.min(255, Math.round(f * val[3 * j + c]! + data[3 * i + c]! - mean)));
+        data[3 * i + c] = Math.max(0, Math.min(255, Math.round(f * val[3 * j + c]! + flat * Math.tanh((data[3 * i + c]! - mean) / flat) + g)));
       }
     }
   }
