@@ -669,9 +669,11 @@ function toneSource(lab: readonly number[], ref: readonly number[], minChroma: n
  */
 const TONE_CLEAR = 0.025;
 /**
- * How much fine detail a skin fill keeps (levels per sRGB channel): evenTone's copied detail
- * is squeezed softly (t x tanh(d / t)) to about this, SKIN_DETAIL.grain times the photo's own grain
- * (Look.grain) and at least SKIN_DETAIL.min. Skin at a group photo's scale (a face 100 px wide)
+ * How much fine detail a skin fill keeps (levels of luma): the lightness of evenTone's copied
+ * detail is squeezed softly (t x tanh(d / t)) to about this, SKIN_DETAIL.grain times the photo's
+ * own grain (Look.grain) and at least SKIN_DETAIL.min; its colour variation is kept (squeezed
+ * too, the fill's skin read greyer to the reference parser on s5-right at 0.6 scale, its median
+ * chroma 0.78 -> 0.68 of the face's). Skin at a group photo's scale (a face 100 px wide)
  * has no fine detail stronger than the photo's noise; what has is the dark hair strands the patch
  * copies brought from the skin between them (a neck seen between strands): kept as they were, a
  * filled neck was woven with thin stripes, like burlap (face-api's sample6 at 1 MP). The photo's
@@ -730,6 +732,7 @@ function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, hair: Ui
   // The fill's own local mean over the part (a box of radius r, summed by integral images).
   const sw = bw + 1;
   const { flat } = detail;
+  const d3 = new Float64Array(3);
   // Two xorshift draws, summed: a bell-shaped noise in about -1..1 (as composite.ts's).
   let h = detail.seed >>> 0 || 1;
   const noise = () => {
@@ -770,10 +773,12 @@ function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, hair: Ui
       const f = shade(x + x0, y + y0);
       // The photo's grain, as the drawn hair gets it (composite.ts: the same for the three channels).
       const g = detail.grain * 1.7 * noise();
-      for (let c = 0; c < 3; c++) {
-        const mean = ((S[A + c + 1]! - S[B + c + 1]! - S[C + c + 1]! + S[D + c + 1]!) | 0) / n;
-        data[3 * i + c] = Math.max(0, Math.min(255, Math.round(f * val[3 * j + c]! + flat * Math.tanh((data[3 * i + c]! - mean) / flat) + g)));
-      }
+      // The copied detail per channel; its lightness (Rec. 601 luma) squeezed, its colour kept:
+      // the strands are dark lines, and the skin's own colour variation is its look.
+      for (let c = 0; c < 3; c++) d3[c] = data[3 * i + c]! - ((S[A + c + 1]! - S[B + c + 1]! - S[C + c + 1]! + S[D + c + 1]!) | 0) / n;
+      const dY = 0.299 * d3[0]! + 0.587 * d3[1]! + 0.114 * d3[2]!;
+      const dq = flat * Math.tanh(dY / flat) - dY + g;
+      for (let c = 0; c < 3; c++) data[3 * i + c] = Math.max(0, Math.min(255, Math.round(f * val[3 * j + c]! + d3[c]! + dq)));
     }
   }
   giveBack(val, wt, S, near);
