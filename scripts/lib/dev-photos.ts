@@ -119,6 +119,17 @@ export const HAIR_VARIANTS: Array<{ base: string; variant: Variant }> = [
   { base: 's5-top', variant: { scale: 1.6 } },
 ];
 
+/**
+ * Development crops scaled down to faces about 100 px wide, as in a whole group photo of about 1 MP
+ * (face-api's sample5 and sample6 at 1150 px wide): the size users upload. After the other photos
+ * in the tests (their styles and colours rotate by position).
+ */
+export const HAIR_SMALL_VARIANTS: Array<{ base: string; variant: Variant }> = [
+  { base: 's6-centre-left', variant: { scale: 0.6 } },
+  { base: 's5-left', variant: { scale: 0.6 } },
+  { base: 's6-right', variant: { scale: 0.6 } },
+];
+
 export function variantName(base: string, v: Variant): string {
   return [base, v.mirror ? 'mirror' : '', v.rotate ? `rot${v.rotate}` : '', v.scale ? `x${v.scale}` : ''].filter(Boolean).join('-');
 }
