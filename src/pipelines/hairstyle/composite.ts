@@ -4,6 +4,7 @@
 //                  outline blurred to the photo's focus on a soft photo
 import type { HairColor } from '../../domain/job.ts';
 import { gaussianBlurInPlace } from '../../imaging/blur.ts';
+import { bellNoise } from '../../imaging/grain.ts';
 import { copyBytes, type RgbImage } from '../../imaging/image.ts';
 import { giveBack, takePlane } from '../../imaging/scratch.ts';
 import { HAIR_COLOR_TARGETS, shadeRamp } from '../../steps/color.ts';
@@ -41,18 +42,7 @@ export function composite(base: RgbImage, layer: HairLayer, color: HairColor, lo
   // In place for a caller that owns `base` (the pipeline's fill result): a copy of a 1 MP photo is
   // ~9 ms of fresh memory on this project's machines.
   const data = opts.inPlace ? base.data : copyBytes(base.data);
-  let h = seed >>> 0;
-  const noise = () => {
-    // Two xorshift draws, summed: a cheap bell-shaped noise in about -1..1.
-    h ^= h << 13;
-    h ^= h >>> 17;
-    h ^= h << 5;
-    const a = (h >>> 0) / 4294967296;
-    h ^= h << 13;
-    h ^= h >>> 17;
-    h ^= h << 5;
-    return a + (h >>> 0) / 4294967296 - 1;
-  };
+  const noise = bellNoise(seed);
   /** The drawn hair's colour at pixel i into `rgb` (before the photo's grain). */
   const rgb = new Float64Array(3);
   const hairAt = (i: number) => {

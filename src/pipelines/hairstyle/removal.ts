@@ -9,6 +9,7 @@
 import type { HairColor } from '../../domain/job.ts';
 import { boxBlurInPlace, matchSharpness, type SharpnessFills } from '../../imaging/blur.ts';
 import type { RgbImage } from '../../imaging/image.ts';
+import { bellNoise } from '../../imaging/grain.ts';
 import { chamfer, dilate, grownMaskBox, indicesBox, maskBox, type PixelBox } from '../../imaging/morphology.ts';
 import { giveBack, takeBytes, takeInts, takePlane } from '../../imaging/scratch.ts';
 import { HAIR_COLOR_TARGETS, labAt, skinColoured, skinLike, srgbToLab } from '../../steps/color.ts';
@@ -733,18 +734,7 @@ function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, hair: Ui
   const sw = bw + 1;
   const { flat } = detail;
   const d3 = new Float64Array(3);
-  // Two xorshift draws, summed: a bell-shaped noise in about -1..1 (as composite.ts's).
-  let h = detail.seed >>> 0 || 1;
-  const noise = () => {
-    h ^= h << 13;
-    h ^= h >>> 17;
-    h ^= h << 5;
-    const a = (h >>> 0) / 4294967296;
-    h ^= h << 13;
-    h ^= h >>> 17;
-    h ^= h << 5;
-    return a + (h >>> 0) / 4294967296 - 1;
-  };
+  const noise = bellNoise(detail.seed >>> 0 || 1);
   // Integer sums in 32 bits: on a very large box they wrap, but a window's sum (a few thousand
   // levels), taken modulo 2^32 (`| 0`), is exact.
   const S = takeInts(4 * sw * (bh + 1));
