@@ -184,6 +184,35 @@ describe('hairstyle runner', () => {
     expect(lo.files[0]!.data.length).toBeLessThan(hi.files[0]!.data.length);
   });
 
+  it('on a black-and-white photo draws the new hair in grey at the colour\'s lightness, and says so', async () => {
+    // The astronaut turned grey (every pixel C* 0): a red or blue style drew coloured hair on a
+    // grey photo (C* 40 and more on the hair). Every output pixel must stay without colour (PNG;
+    // C* under 4), and the colours keep their order of lightness on what changed (blonde lighter
+    // than red, red lighter than black: the median L* of the pixels that changed by 10 levels).
+    const grey = await sharp(astronautBytes).grayscale().png().toBuffer();
+    const input = await decodeImage(grey, { maxPixels: 4e7 });
+    const lightness: Record<string, number> = {};
+    for (const color of ['blonde', 'red', 'blue', 'black'] as HairColor[]) {
+      const r = await run([grey], { num_outputs: 1, output_format: 'png', hair_color: color });
+      expect(r.notes.join('\n')).toMatch(/the photo is black and white: the new hair is drawn in grey/);
+      const out = await decodeImage(r.files.find((f) => f.name === 'result-1.png')!.data, { maxPixels: 4e7 });
+      let maxC = 0;
+      const changed: number[] = [];
+      for (let i = 0; i < out.width * out.height; i++) {
+        const p = lch(out.data[3 * i]!, out.data[3 * i + 1]!, out.data[3 * i + 2]!);
+        maxC = Math.max(maxC, p.C);
+        if (Math.abs(out.data[3 * i]! - input.data[3 * i]!) > 10) changed.push(p.L);
+      }
+      changed.sort((a, b) => a - b);
+      lightness[color] = changed[changed.length >> 1]!;
+      expect(maxC, color).toBeLessThan(4);
+    }
+    expect(lightness.blonde).toBeGreaterThan(lightness.red!);
+    expect(lightness.red).toBeGreaterThan(lightness.black!);
+    // A colour photo keeps its colours: the note is not there.
+    expect((await run([astronautBytes], { num_outputs: 1 })).notes.join('\n')).not.toMatch(/black and white/);
+  });
+
   it('with several photos, uses the best face and says which and why', async () => {
     const small = await sharp(astronautBytes).resize(256).png().toBuffer();
     const r = await run([small, astronautBytes], { num_outputs: 1 });

@@ -11,7 +11,7 @@ import { drawEars } from '../../src/pipelines/hairstyle/ears.ts';
 const W = 400, H = 400;
 const frame: Frame = { ox: 200, oy: 200, ux: 1, uy: 0, scale: 200 };
 const anchors = (turn = 0): Anchors => ({ forehead: -0.45, midline: 0, brows: -0.15, ears: 0.1, chin: 0.75, halfWidth: 0.5, turn, ovalHalfWidth: (v) => (v < 0.1 ? 0.5 : Math.max(0.1, 0.5 - 0.55 * (v - 0.1))) });
-const look = { edgeBlur: 1, grain: 0, lightSide: 0 };
+const look = { edgeBlur: 1, grain: 0, lightSide: 0, monochrome: false };
 const SKIN = [200, 150, 120] as const;
 
 /** The synthetic head: hair (and the hole) over |u| in 0.45..0.8 on the hidden sides, v -0.4..0.5. */

@@ -47,16 +47,26 @@ const greyAt = (data: Uint8Array, i: number) => 0.299 * data[3 * i]! + 0.587 * d
  * comes from (lightness right minus left), how exposed it is (mean lightness against 62, a
  * well-exposed face; square-rooted and clamped to 0.75..1.15, so a blonde stays blonde in a dim photo), its noise (median absolute Laplacian of the lightness, in levels), and its blur (how much the drawn hair must be softened to match: see BLUR_GAIN).
  */
+/**
+ * A photo is black and white when at most `share` of its face's pixels have a CIE Lab chroma over
+ * `chroma`: a grey photo's face measures C* 0-1 (JPEG's chroma planes of a grey image are flat), the
+ * palest colour photo's face on the development set 10 and more; a sepia print (C* ~10-20 of one
+ * hue) is a colour photo to this test.
+ */
+const MONOCHROME = { chroma: 4, share: 0.02 };
+
 export function measureLook(an: Pick<HeadAnalysis, 'image' | 'protect' | 'frame'>): Omit<Look, 'natural'> {
   const { image, protect, frame } = an;
   const W = image.width;
-  let l = 0, nl = 0, r = 0, nr = 0;
+  let l = 0, nl = 0, r = 0, nr = 0, coloured = 0;
   const lap: number[] = [];
   for (let i = 0; i < protect.length; i++) {
     if (!protect[i]) continue;
     const x = i % W, y = (i - x) / W;
     // Memoized (a face has few distinct colours, neighbours mostly share one): the same values.
-    const L = labAt(image.data, i)[0];
+    const lab = labAt(image.data, i);
+    const L = lab[0];
+    if (lab[1]! * lab[1]! + lab[2]! * lab[2]! > MONOCHROME.chroma * MONOCHROME.chroma) coloured++;
     if (frameU(frame, x + 0.5, y + 0.5) < 0) {
       l += L;
       nl++;
@@ -97,6 +107,7 @@ export function measureLook(an: Pick<HeadAnalysis, 'image' | 'protect' | 'frame'
     grain: Math.max(0.5, Math.min(8, 1.5 * (lap.length ? kthSmallest(Float64Array.from(lap), Math.floor(lap.length / 2)) : 1))),
     blur: Math.min(MAX_BLUR, blur),
     edgeBlur,
+    monochrome: nl + nr > 0 && coloured <= MONOCHROME.share * (nl + nr),
   };
 }
 
@@ -233,6 +244,7 @@ export async function analyze(ctx: PipelineContext, images: readonly RgbImage[],
   complete.catch(() => {});
   notes.push(`face roll ${rollDegrees(frame).toFixed(1)} degrees, yaw ${yaw.toFixed(1)} degrees, face width ${Math.round(frame.scale)} px, ${best.others.length} other face(s) left alone`);
   notes.push(`look: light from the ${light.lightSide >= 0 ? 'right' : 'left'} (${light.lightSide.toFixed(2)}), exposure ${light.exposure.toFixed(2)}, grain ${light.grain.toFixed(1)}, blur ${light.blur.toFixed(1)} px`);
+  if (light.monochrome) notes.push('the photo is black and white: the new hair is drawn in grey at the colour\'s lightness');
   if (region) notes.push(`worked on ${region.width}x${region.height} px of the photo around the face (at ${region.x}, ${region.y})`);
   return { head: base, light, complete, notes, chosen, region };
 }

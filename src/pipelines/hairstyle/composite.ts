@@ -67,6 +67,7 @@ export function composite(base: RgbImage, layer: HairLayer, color: HairColor, lo
       // at its exposure already (exposed again, a dark photo's scalp was a dark leather cap).
       rgb[c] = dyed * (1 - st) * look.exposure + look.natural[c]! * (1 + STUBBLE_LIGHT * (layer.shade[i]! - STUBBLE_SHADE)) * st;
     }
+    if (look.monochrome) toGrey(rgb);
     return rgb;
   };
   const W = base.width, H = base.height;
@@ -99,8 +100,14 @@ function dyeLocks(data: Uint8Array, locks: KeptLocks, ramp: Uint8Array, look: Lo
     const s = Math.max(-1, Math.min(1, locks.dL[k]! / swing));
     const j = 3 * Math.round((s + 1) * 127.5);
     for (let c = 0; c < 3; c++) rgb[c] = ramp[j + c]! * look.exposure;
+    if (look.monochrome) toGrey(rgb);
     blendPixel(data, locks.at[k]!, locks.alpha[k]!, 0, rgb, 0, look.grain * 1.7 * noise());
   }
+}
+
+/** An sRGB colour in place as the grey of its Rec. 601 luma: the hair on a black-and-white photo (Look.monochrome). */
+function toGrey(rgb: Float64Array): void {
+  rgb[0] = rgb[1] = rgb[2] = 0.299 * rgb[0]! + 0.587 * rgb[1]! + 0.114 * rgb[2]!;
 }
 
 /**

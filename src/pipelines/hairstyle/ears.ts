@@ -71,7 +71,7 @@ function outline(t: number): number {
  * (Anchors.turn) the far ear hides behind the head and the near one stands out further. Returns
  * the number of ears drawn.
  */
-export function drawEars(an: Pick<HeadAnalysis, 'frame' | 'anchors' | 'protect' | 'others' | 'skin' | 'hair'>, img: RgbImage, hole: Uint8Array, look: Pick<Look, 'edgeBlur' | 'grain' | 'lightSide'>, seed: number): number {
+export function drawEars(an: Pick<HeadAnalysis, 'frame' | 'anchors' | 'protect' | 'others' | 'skin' | 'hair'>, img: RgbImage, hole: Uint8Array, look: Pick<Look, 'edgeBlur' | 'grain' | 'lightSide' | 'monochrome'>, seed: number): number {
   const { frame, anchors } = an;
   const W = img.width, H = img.height, data = img.data;
   const px = 1 / frame.scale;
@@ -135,8 +135,9 @@ export function drawEars(an: Pick<HeadAnalysis, 'frame' | 'anchors' | 'protect' 
         const mottle = noise2(u * 40, v * 40, seed) - 0.5;
         const grain = (hash2(x, y, seed) - 0.5) * 2 * look.grain;
         const shade = 1 + 0.1 * rim - 0.22 * bowl - 0.2 * join - 0.18 * behind + 0.05 * mottle;
-        // Ears are a little redder than the cheek (thin skin, blood close below).
-        const [r, g, b] = labToSrgb(cheek[0] * shade, cheek[1] + 4 * (1 - join) * (1 - behind), cheek[2]);
+        // Ears are a little redder than the cheek (thin skin, blood close below); not on a
+        // black-and-white photo.
+        const [r, g, b] = labToSrgb(cheek[0] * shade, cheek[1] + (look.monochrome ? 0 : 4) * (1 - join) * (1 - behind), cheek[2]);
         const o = 3 * i;
         data[o] = Math.round(data[o]! * (1 - c) + Math.min(255, Math.max(0, r + grain)) * c);
         data[o + 1] = Math.round(data[o + 1]! * (1 - c) + Math.min(255, Math.max(0, g + grain)) * c);

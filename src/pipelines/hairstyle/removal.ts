@@ -299,7 +299,7 @@ const FILL_LOCALITY = 5000;
  * field changes (patchFill's blend): a bared chest or a plain wall showed the copy levels' blocks
  * as a mosaic of squares.
  */
-export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number, look: Pick<Look, 'edgeBlur' | 'grain' | 'lightSide'>): RgbImage {
+export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number, look: Pick<Look, 'edgeBlur' | 'grain' | 'lightSide' | 'monochrome'>): RgbImage {
   const n = hole.length;
   const { width: W, height: H } = an.image;
   let img = an.image;

@@ -98,6 +98,11 @@ export interface Look {
   edgeBlur: number;
   /** What shaved stubble shows: the scalp through the person's own hair (sRGB, from the face and old hair). */
   natural: readonly [number, number, number];
+  /**
+   * A black-and-white photo (the face without colour: analysis.ts MONOCHROME): the new hair is
+   * drawn in grey at the colour's lightness, as the photo would show it (composite.ts).
+   */
+  monochrome: boolean;
 }
 
 /** x^60 and x^14 by squaring: Math.pow was a quarter of the rasterizer's own time (the same values to a few ulps). */
