@@ -13,8 +13,7 @@ import { fetchAll } from '../src/tooling/fetch-graphs.ts';
 import { loadRegistry } from '../src/models/registry.ts';
 import { SessionCache } from '../src/models/sessions.ts';
 import { hairstyle } from '../src/pipelines/hairstyle/pipeline.ts';
-import { benchSessionOptions, stats, warmUp } from './bench-setup.ts';
-import { hairPhoto } from './lib/dev-photos.ts';
+import { benchPhotos, benchSessionOptions, stats, warmUp } from './bench-setup.ts';
 import { modelThreadGraphs, modelThreadSpareGraphs } from '../src/pipelines/index.ts';
 
 const { median } = stats;
@@ -23,7 +22,7 @@ const registry = loadRegistry(path.resolve('models'));
 await fetchAll(registry);
 const sessionOptions = benchSessionOptions();
 const astronaut = fs.readFileSync('test/fixtures/astronaut.png');
-const dev = (await hairPhoto('s6-centre-left', { scale: 1.25 })).bytes;
+const dev = (await benchPhotos()).hair;
 console.log(`bench hairstyle: ${os.cpus()[0]?.model ?? 'cpu'} x${os.availableParallelism()}, ${sessionOptions.provider} provider, ${sessionOptions.intraOpThreads} intra-op thread(s), load average ${os.loadavg()[0]!.toFixed(1)}; median of ${RUNS} runs after ${WARMUP} warm-up runs`);
 const cases = [
   { name: 'hairstyle-bisenet', photo: astronaut, what: 'astronaut 512x512', outputs: 4 },

@@ -20,9 +20,7 @@ import { decodeImage, type RgbImage } from '../src/imaging/image.ts';
 import { modelThreadGraphs, modelThreadSpareGraphs } from '../src/pipelines/index.ts';
 import type { ExecutionProvider } from '../src/models/onnx.ts';
 import type { ClothesType } from '../src/domain/job.ts';
-import { benchSessionOptions } from './bench-setup.ts';
-import { hairPhoto } from './lib/dev-photos.ts';
-import { tryonPhoto } from '../test/helpers/tryon-dev-set.ts';
+import { benchPhotos, benchSessionOptions } from './bench-setup.ts';
 import { dress, trousers, tshirt } from '../test/helpers/garments.ts';
 
 const provider = (process.argv[3] ?? 'cuda') as ExecutionProvider;
@@ -30,9 +28,8 @@ const registry = loadRegistry(path.resolve('models'));
 await fetchAll(registry);
 const base = benchSessionOptions();
 const astronaut = fs.readFileSync('test/fixtures/astronaut.png');
-const devHair = (await hairPhoto('s6-centre-left', { scale: 1.25 })).bytes;
+const { hair: devHair, tryon: devTryon } = await benchPhotos();
 const standing = fs.readFileSync('test/fixtures/person-standing.jpg');
-const devTryon = await sharp(await tryonPhoto('s6-red-dress')).resize(732).jpeg({ quality: 92 }).toBuffer();
 const garments: Array<[ClothesType, Buffer]> = [['upper_body', await tshirt()], ['lower_body', await trousers()], ['dresses', await dress()]];
 
 type Job = { what: string; version: string; run: (ctx: Parameters<typeof hairstyle.run>[0]) => Promise<Uint8Array> };

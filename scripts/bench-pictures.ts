@@ -9,15 +9,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import sharp from 'sharp';
 import { loadRegistry } from '../src/models/registry.ts';
 import type { ExecutionProvider } from '../src/models/onnx.ts';
 import { PipelinePool } from '../src/queue/pipeline-pool.ts';
 import { fetchAll } from '../src/tooling/fetch-graphs.ts';
 import { tshirt } from '../test/helpers/garments.ts';
-import { tryonPhoto } from '../test/helpers/tryon-dev-set.ts';
-import { runInFlight, stats } from './bench-setup.ts';
-import { hairPhoto } from './lib/dev-photos.ts';
+import { benchPhotos, runInFlight, stats } from './bench-setup.ts';
 
 const provider = (process.argv[3] ?? process.env.EXECUTION_PROVIDER ?? 'cpu') as ExecutionProvider;
 const registry = loadRegistry(path.resolve('models'));
@@ -28,8 +25,7 @@ const threadCounts = [...new Set((process.env.BENCH_POOL_THREADS ?? `1 2 4 8 ${m
 const TASKS_PER_THREAD = Number(process.env.BENCH_TASKS_PER_THREAD ?? 6);
 const hair = registry.byName('hairstyle-bisenet')!;
 const tryon = registry.byName('tryon-classic')!;
-const hairBytes = (await hairPhoto('s6-centre-left', { scale: 1.25 })).bytes;
-const person = await sharp(await tryonPhoto('s6-red-dress')).resize(732).jpeg({ quality: 92 }).toBuffer();
+const { hair: hairBytes, tryon: person } = await benchPhotos();
 const garment = await tshirt();
 const jobs = {
   'hairstyle 1.06 MP': { version: hair.id, input: { image_files: ['http://bench/a.png'], hair_color: 'blonde', hairstyle: 'Long Wave', num_outputs: 1 }, files: () => ({ image_files: [Uint8Array.from(hairBytes)] }) },

@@ -113,3 +113,15 @@ export async function benchSetup(env: Record<string, string>): Promise<{ config:
     },
   };
 }
+
+/**
+ * The picture benches' 1 MP development photos (hairstyle, tryon, pictures, parity), one definition
+ * so each bench times and compares the same pixels: s6-centre-left x1.25 (1029x1029, one face) and
+ * s6-red-dress at 732 px wide (732x1366, JPEG q92), both from face-api's sample6.
+ */
+export async function benchPhotos(): Promise<{ hair: Buffer; tryon: Buffer }> {
+  const [{ hairPhoto }, { tryonPhoto }, { default: sharp }] = await Promise.all([import('./lib/dev-photos.ts'), import('../test/helpers/tryon-dev-set.ts'), import('sharp')]);
+  const hair = (await hairPhoto('s6-centre-left', { scale: 1.25 })).bytes;
+  const tryon = await sharp(await tryonPhoto('s6-red-dress')).resize(732).jpeg({ quality: 92 }).toBuffer();
+  return { hair, tryon };
+}

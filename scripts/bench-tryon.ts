@@ -12,9 +12,7 @@ import { loadRegistry } from '../src/models/registry.ts';
 import { SessionCache } from '../src/models/sessions.ts';
 import { tryon } from '../src/pipelines/tryon/pipeline.ts';
 import { dress, trousers, tshirt } from '../test/helpers/garments.ts';
-import { tryonPhoto } from '../test/helpers/tryon-dev-set.ts';
-import sharp from 'sharp';
-import { benchSessionOptions, stats, warmUp } from './bench-setup.ts';
+import { benchPhotos, benchSessionOptions, stats, warmUp } from './bench-setup.ts';
 import { modelThreadGraphs } from '../src/pipelines/index.ts';
 
 const { median } = stats;
@@ -27,7 +25,7 @@ const sessions = new SessionCache(registry, { ...sessionOptions, modelThread: mo
 const ctx = { params: v.manifest.params, session: (g: string) => sessions.get(v.id, g), maxPixels: 4e7 };
 const PEOPLE: Array<[string, Buffer]> = [
   ['person 360x962', fs.readFileSync('test/fixtures/person-standing.jpg')],
-  ['1 MP photo 732x1366', await sharp(await tryonPhoto('s6-red-dress')).resize(732).jpeg({ quality: 92 }).toBuffer()],
+  ['1 MP photo 732x1366', (await benchPhotos()).tryon],
 ];
 console.log(`bench tryon: ${os.cpus()[0]?.model ?? 'cpu'} x${os.availableParallelism()}, ${sessionOptions.provider} provider, ${sessionOptions.intraOpThreads} intra-op thread(s); median of ${RUNS} runs after ${WARMUP} warm-up runs (one picture each)`);
 for (const [what, person] of PEOPLE) {

@@ -43,18 +43,18 @@ const STUBBLE_HAIR = 0.2;
 const greyAt = (data: Uint8Array, i: number) => 0.299 * data[3 * i]! + 0.587 * data[3 * i + 1]! + 0.114 * data[3 * i + 2]!;
 
 /**
- * The photo's look, measured on the protected face (skin, below the brows): which side the light
- * comes from (lightness right minus left), how exposed it is (mean lightness against 62, a
- * well-exposed face; square-rooted and clamped to 0.75..1.15, so a blonde stays blonde in a dim photo), its noise (median absolute Laplacian of the lightness, in levels), and its blur (how much the drawn hair must be softened to match: see BLUR_GAIN).
- */
-/**
  * A photo is black and white when at most `share` of its face's pixels have a CIE Lab chroma over
- * `chroma`: a grey photo's face measures C* 0-1 (JPEG's chroma planes of a grey image are flat), the
- * palest colour photo's face on the development set 10 and more; a sepia print (C* ~10-20 of one
- * hue) is a colour photo to this test.
+ * `chroma`: a grey photo's face measures C* 0-1 (JPEG's chroma planes of a grey image are flat); on
+ * the development photos and the astronaut 90-100% of the face's pixels are over 4 (its median C*
+ * 15-37); a sepia print (C* ~10-20 of one hue) is a colour photo to this test.
  */
 const MONOCHROME = { chroma: 4, share: 0.02 };
 
+/**
+ * The photo's look, measured on the protected face (skin, below the brows): which side the light
+ * comes from (lightness right minus left), how exposed it is (mean lightness against 62, a
+ * well-exposed face; square-rooted and clamped to 0.75..1.15, so a blonde stays blonde in a dim photo), its noise (median absolute Laplacian of the lightness, in levels), its blur (how much the drawn hair must be softened to match: see BLUR_GAIN), and whether it is black and white (MONOCHROME).
+ */
 export function measureLook(an: Pick<HeadAnalysis, 'image' | 'protect' | 'frame'>): Omit<Look, 'natural'> {
   const { image, protect, frame } = an;
   const W = image.width;

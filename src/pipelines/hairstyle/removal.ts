@@ -335,7 +335,7 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number, lo
     // Bare skin keeps only the copied texture's finest detail (~1.2% of the face width: pores,
     // grain) over an even tone; at 4% the copy's blocks and blotches still showed.
     if (g === UNDER.skin && img !== an.image) {
-      evenTone(img, part, src, an.hair, Math.max(1, Math.round(TONE_CLEAR * an.frame.scale)), fine, jawShade(an), { flat: Math.max(SKIN_DETAIL.min, SKIN_DETAIL.grain * look.grain), grain: look.grain, seed: seed + g });
+      evenTone(img, part, src, an.hair, Math.max(1, Math.round(TONE_CLEAR * an.frame.scale)), fine, jawShade(an), { grain: look.grain, seed: seed + g });
       meetSkin(an, img, part, hole);
     }
     // Clothing without a pattern at the copy's block scale loses the copy's blocks (BLOCKS).
@@ -346,10 +346,12 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number, lo
   // sharper than the photo there: block edges and seams): once every group is filled, so no blur
   // reaches the old hair of a group still to fill.
   matchSharpness(img, marked, margin);
-  if (img !== an.image) softenSeams(img, holeAt, groups, look.edgeBlur);
-  if (img !== an.image) taperAtBrows(an, img, hole);
-  // The ears the old hair hid, drawn over the fill (under the new hair).
-  if (img !== an.image) drawEars(an, img, hole, look, seed);
+  if (img !== an.image) {
+    softenSeams(img, holeAt, groups, look.edgeBlur);
+    taperAtBrows(an, img, hole);
+    // The ears the old hair hid, drawn over the fill (under the new hair).
+    drawEars(an, img, hole, look, seed);
+  }
   return img;
 }
 
@@ -696,11 +698,11 @@ const TONE_KEPT = 0.5;
  * is taken out of the sources before the interpolation and put back on the part: a visible neck
  * in the shadow and the face's skin above it are interpolated as one tone, and the filled neck
  * beside the visible one gets the same shadow, without a seam. The tone is taken from skin at
- * least `clear` px from the old hair (`hair`, soft 0..255) and the part; the copied detail is
- * squeezed to about `detail.flat` levels (SKIN_DETAIL) and the photo's grain (`detail.grain`,
- * Look.grain) laid over it, seeded by `detail.seed`.
+ * least `clear` px from the old hair (`hair`, soft 0..255) and the part; the copied detail's
+ * lightness is squeezed to a few times the photo's grain (`detail.grain`, Look.grain: SKIN_DETAIL)
+ * and that grain laid over it, seeded by `detail.seed`.
  */
-function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, hair: Uint8Array, clear: number, r: number, shade: (x: number, y: number) => number, detail: { flat: number; grain: number; seed: number }): void {
+function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, hair: Uint8Array, clear: number, r: number, shade: (x: number, y: number) => number, detail: { grain: number; seed: number }): void {
   const { width: W, height: H, data } = img;
   const box = grownMaskBox(part, W, H, 4 * r);
   if (!box) return;
@@ -732,7 +734,7 @@ function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, hair: Ui
   pullPush(bw, bh, val, wt);
   // The fill's own local mean over the part (a box of radius r, summed by integral images).
   const sw = bw + 1;
-  const { flat } = detail;
+  const flat = Math.max(SKIN_DETAIL.min, SKIN_DETAIL.grain * detail.grain);
   const d3 = new Float64Array(3);
   const noise = bellNoise(detail.seed >>> 0 || 1);
   // Integer sums in 32 bits: on a very large box they wrap, but a window's sum (a few thousand
