@@ -3,7 +3,8 @@
 // bench-setup.ts): on the astronaut photo (512x512) with num_outputs 4, and on a 1 MP development
 // photo (s6-centre-left x1.25, 1029x1029, from face-api's sample6 via scripts/lib/dev-photos.ts)
 // with one output, and with four (BiSeNet): per-stage
-// medians, latency per picture, per version. Stages overlap: the first picture's hair is drawn
+// medians, latency per picture, per version; then a 4.2 MP portrait with a face over the version's
+// max_work_face, worked at that scale against the photo's own resolution. Stages overlap: the first picture's hair is drawn
 // (render) while the models run in their thread (a model stage counts the run's own time, as the
 // thread reports it), so the stages sum to more than the total.
 import fs from 'node:fs';
@@ -51,5 +52,33 @@ for (const { name, photo, what, outputs } of cases) {
   const stages = [...perStage].map(([s, ms]) => `${s} ${median(ms).toFixed(1)}`).join(', ');
   console.log(`${name}, ${what}: total ${median(totals).toFixed(0)} ms for ${outputs} picture(s) = ${(median(totals) / outputs).toFixed(0)} ms per picture (warm-up runs ${warm.map((ms) => ms.toFixed(0)).join(', ')} ms)`);
   console.log(`  stages (ms, per run; render/removal/composite/encode summed over the pictures; render overlaps the models, so they sum to more than the total): ${stages}`);
+  await sessions.releaseAll();
+}
+
+// A portrait whose face is larger than the version's max_work_face (s6-centre-left enlarged 2.5
+// times: 2058 px square, the face ~620 px wide, as a phone portrait): worked at the smaller scale
+// (the version as shipped) against the same version at the photo's own resolution (max_work_face
+// out of reach), the two alternated run by run on one warm session; medians and their ratio.
+{
+  const { hairPhoto } = await import('./lib/dev-photos.ts');
+  const portrait = (await hairPhoto('s6-centre-left', { scale: 2.5 })).bytes;
+  const v = registry.byName('hairstyle-bisenet')!;
+  const sessions = new SessionCache(registry, { ...sessionOptions, modelThread: modelThreadGraphs(registry), modelThreadSpare: modelThreadSpareGraphs(registry) });
+  const input = { image_files: ['http://bench/p.jpg'], hair_color: 'blonde', hairstyle: 'Buzz Cut', num_outputs: 1 };
+  const ctxs = {
+    scaled: { params: v.manifest.params, session: (g: string) => sessions.get(v.id, g), maxPixels: 4e7 },
+    full: { params: { ...v.manifest.params, max_work_face: 1e9 }, session: (g: string) => sessions.get(v.id, g), maxPixels: 4e7 },
+  };
+  const times: Record<keyof typeof ctxs, number[]> = { scaled: [], full: [] };
+  for (let i = 0; i < 4; i++) {
+    for (const k of ['scaled', 'full'] as const) {
+      const t0 = performance.now();
+      await hairstyle.run(ctxs[k], input, { image_files: [portrait] });
+      // The first pair warms up.
+      if (i > 0) times[k].push(performance.now() - t0);
+    }
+  }
+  const [a, b] = [median(times.scaled), median(times.full)];
+  console.log(`hairstyle-bisenet, portrait 2058x2058 (4.2 MP, face ~620 px), Buzz Cut, 1 picture: worked at the face's max_work_face scale ${a.toFixed(0)} ms, at the photo's own resolution ${b.toFixed(0)} ms (medians of 3 alternated runs; ratio ${(a / b).toFixed(2)})`);
   await sessions.releaseAll();
 }

@@ -1173,6 +1173,68 @@ describe('hairstyle on the development photos (issue 11, independent references)
     }
   }, 60_000);
 
+  it('works a face larger than the version\'s work size at a smaller scale and scales back only what changed (reference FaceMesh, parser and person mask)', async () => {
+    // s6-centre-left enlarged 2.5 times (2058 px square, her face ~620 px wide: a phone portrait).
+    // At its own resolution the removal, the drawing and the masks cost per pixel of the head (an
+    // 11 MP portrait took 24 s on this machine); the version works on a face of at most
+    // max_work_face px and scales the picture's changes back up. Judged as every development
+    // photo: the face below the brows (reference FaceMesh on the input) kept, the background
+    // beyond any style's reach unchanged to the byte (PNG), her long hair gone under a short
+    // style (reference parser), the new hair read as hair and in its colour's band.
+    const ph = await hairPhoto('s6-centre-left', { scale: 2.5 });
+    const input = await decodeImage(ph.bytes, { maxPixels: 4e7 });
+    const { width: W, height: H } = input;
+    const ref = await referenceFaces(ph.bytes);
+    const me = target(ref.faces, W, H);
+    const frame = referenceFrame(me.landmarks);
+    const face = belowBrows(me.landmarks, W, H);
+    const body = await bodyReference(ph.bytes);
+    const parsedIn = await referenceParsing(ph.bytes);
+    const ctx = { params: version.manifest.params, session: (g: string) => sessions.get(version.id, g), maxPixels: 4e7 };
+    const r = await PIPELINES.hairstyle!.run(ctx, { image_files: ['http://dev-set/portrait.jpg'], hairstyle: 'Buzz Cut', hair_color: 'blonde', num_outputs: 1, output_format: 'png' }, { image_files: [ph.bytes] });
+    const out = await decodeImage(r.files.find((f) => f.name === 'result-1.png')!.data, { maxPixels: 4e7 });
+    const maskPng = await decodeImage(r.files.find((f) => f.name === 'hair-mask-1.png')!.data, { maxPixels: 4e7 });
+    expect([out.width, out.height, maskPng.width, maskPng.height]).toEqual([W, H, W, H]);
+    const json = JSON.parse(Buffer.from(r.files.find((f) => f.name === 'hairstyle.json')!.data).toString());
+    expect(json.work_scale).toBeGreaterThan(0.3);
+    expect(json.work_scale).toBeLessThan(0.8);
+    expect(r.notes.join(' ')).toMatch(/worked at \d+x\d+ px, 0\.\d\d of the photo's scale/);
+    const alpha = Uint8Array.from({ length: W * H }, (_, i) => maskPng.data[3 * i]!);
+    const faceMad = mad(input, out, face);
+    let far = 0, changedFar = 0;
+    const people = dilate(Uint8Array.from(body.person, (p) => (p > 64 ? 1 : 0)), W, H, Math.round(0.03 * frame.scale));
+    for (let y = 0; y < H; y++) {
+      for (let x = 0; x < W; x++) {
+        const [u, v] = frame.uv(x + 0.5, y + 0.5);
+        if ((Math.abs(u) > 1.8 || v < -1.9) && !people[y * W + x]) {
+          far++;
+          if (pixelChanged(input, out, y * W + x)) changedFar++;
+        }
+      }
+    }
+    const parsedOut = await referenceParsing(r.files.find((f) => f.name === 'result-1.png')!.data);
+    const noseV = frame.uv(me.landmarks[4]![0], me.landmarks[4]![1])[1];
+    const { was, still } = longHairLeft(parsedIn.labels, parsedOut.labels, face, frame, noseV, W, H, nearerAnotherFace(me, ref.faces.filter((f) => f !== me)));
+    const { share } = readsAsHair(alpha, face, frame, parsedOut.labels, W, H);
+    const hair: number[][] = [[], [], []];
+    for (let i = 0; i < W * H; i++) {
+      if (alpha[i]! < 200 || face[i]) continue;
+      const p = lch(out.data[3 * i]!, out.data[3 * i + 1]!, out.data[3 * i + 2]!);
+      hair[0]!.push(p.L), hair[1]!.push(p.C), hair[2]!.push(p.h);
+    }
+    const [L, C, h] = hair.map((a) => a.sort((x, y) => x - y)[a.length >> 1]!);
+    console.log(`s6-centre-left x2.5 (${W}x${H}), Buzz Cut blonde at work scale ${json.work_scale.toFixed(2)}: face MAD ${faceMad.toFixed(2)}, far background ${changedFar} of ${far} px changed, long hair left ${(still / was).toFixed(3)}, reads as hair ${share.toFixed(2)}, LCh ${L!.toFixed(1)} ${C!.toFixed(1)} ${h!.toFixed(1)}`);
+    expect(faceMad).toBeLessThanOrEqual(3);
+    expect(far).toBeGreaterThan(0.05 * W * H);
+    expect(changedFar).toBe(0);
+    expect(still / was).toBeLessThan(0.15);
+    expect(share).toBeGreaterThan(0.5);
+    expect(L).toBeGreaterThanOrEqual(BANDS.blonde.L[0]);
+    expect(L).toBeLessThanOrEqual(BANDS.blonde.L[1]);
+    expect(h).toBeGreaterThanOrEqual(BANDS.blonde.h![0]);
+    expect(h).toBeLessThanOrEqual(BANDS.blonde.h![1]);
+  }, 120_000);
+
   it('refuses a roll beyond 45 degrees by name, with the angle', async () => {
     const ph = await hairPhoto('s5-right', { rotate: -40 });
     const err = await runHairstyle(ph.bytes, 'Short Hair', 'black').catch((e: Error) => e);

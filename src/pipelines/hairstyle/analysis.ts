@@ -1,7 +1,7 @@
 // Analysis of the hairstyle photos: the best photo and its target face (steps/photo-choice), FaceMesh
 // landmarks and the face frame, the face region to keep (inside the oval, below the brows), and the
 // photo's own hair (hair.ts). Everything the renderer and the removal need, computed once per task.
-import { cropRgb, type RgbImage } from '../../imaging/image.ts';
+import { cropRgb, resizeRgb, type RgbImage } from '../../imaging/image.ts';
 import type { Face } from '../../steps/face-detection.ts';
 import { numberParam, stringParam } from '../../models/params.ts';
 import type { StageTimer } from '../../domain/stage-timer.ts';
@@ -42,6 +42,26 @@ const STUBBLE_HAIR = 0.2;
 /** Grey level of pixel i (at module level: a closure made per call deoptimized this loop, 'wrong call target', every task). */
 const greyAt = (data: Uint8Array, i: number) => 0.299 * data[3 * i]! + 0.587 * data[3 * i + 1]! + 0.114 * data[3 * i + 2]!;
 
+/** The grey level's Laplacian at pixel i (absolute, per neighbour): the photo's noise where the picture is smooth. */
+const laplacianAt = (d: Uint8Array, i: number, W: number) => Math.abs(4 * greyAt(d, i) - greyAt(d, i - 1) - greyAt(d, i + 1) - greyAt(d, i - W) - greyAt(d, i + W)) / 4;
+
+/** Look.grain from the Laplacians sampled on a face: 1.5 x their median, 0.5..8 levels. */
+const grainOf = (lap: number[]) => Math.max(0.5, Math.min(8, 1.5 * (lap.length ? kthSmallest(Float64Array.from(lap), Math.floor(lap.length / 2)) : 1)));
+
+/**
+ * Look.grain measured on the middle of a face's box (its central half each way: cheek, nose and
+ * eyes, no hair or background) at the photo's own resolution: the grain a picture worked on at a
+ * smaller scale gets back where it changed (max_work_face).
+ */
+export function grainInFace(image: RgbImage, box: Face['box']): number {
+  const W = image.width;
+  const x0 = Math.max(1, Math.round(box.x + box.width / 4)), x1 = Math.min(W - 1, Math.round(box.x + (3 * box.width) / 4));
+  const y0 = Math.max(1, Math.round(box.y + box.height / 4)), y1 = Math.min(image.height - 1, Math.round(box.y + (3 * box.height) / 4));
+  const lap: number[] = [];
+  for (let y = y0; y < y1; y++) for (let x = x0 + ((3 - ((x0 + y) % 3)) % 3); x < x1; x += 3) lap.push(laplacianAt(image.data, y * W + x, W));
+  return grainOf(lap);
+}
+
 /**
  * A photo is black and white when at most `share` of its face's pixels have a CIE Lab chroma over
  * `chroma`: a grey photo's face measures C* 0-1 (JPEG's chroma planes of a grey image are flat); on
@@ -76,7 +96,7 @@ export function measureLook(an: Pick<HeadAnalysis, 'image' | 'protect' | 'frame'
     }
     if ((x + y) % 3 === 0 && x > 0 && y > 0 && x < W - 1 && protect[i - 1] && protect[i + 1] && protect[i - W] && protect[i + W]) {
       const d = image.data;
-      lap.push(Math.abs(4 * greyAt(d, i) - greyAt(d, i - 1) - greyAt(d, i + 1) - greyAt(d, i - W) - greyAt(d, i + W)) / 4);
+      lap.push(laplacianAt(d, i, W));
     }
   }
   const Ll = nl ? l / nl : 60, Lr = nr ? r / nr : 60;
@@ -104,7 +124,7 @@ export function measureLook(an: Pick<HeadAnalysis, 'image' | 'protect' | 'frame'
   return {
     lightSide: Math.max(-1, Math.min(1, (Lr - Ll) / 25)),
     exposure: Math.max(0.75, Math.min(1.15, (mean / 62) ** 0.5)),
-    grain: Math.max(0.5, Math.min(8, 1.5 * (lap.length ? kthSmallest(Float64Array.from(lap), Math.floor(lap.length / 2)) : 1))),
+    grain: grainOf(lap),
     blur: Math.min(MAX_BLUR, blur),
     edgeBlur,
     monochrome: nl + nr > 0 && coloured <= MONOCHROME.share * (nl + nr),
@@ -166,11 +186,13 @@ function workRegion(face: Face, W: number, H: number): Region | null {
   return { x: bx0, y: by0, width: bx1 - bx0, height: by1 - by0 };
 }
 
-const shifted = (f: Face, dx: number, dy: number): Face => ({
+/** A face moved by (dx, dy), then scaled by (kx, ky) about the origin (a crop, then a resize of it). */
+const moved = (f: Face, dx: number, dy: number, kx = 1, ky = 1): Face => ({
   ...f,
-  box: { ...f.box, x: f.box.x + dx, y: f.box.y + dy },
-  keypoints: Object.fromEntries(Object.entries(f.keypoints).map(([k, p]) => [k, { ...p, x: p.x + dx, y: p.y + dy }])) as Face['keypoints'],
+  box: { x: (f.box.x + dx) * kx, y: (f.box.y + dy) * ky, width: f.box.width * kx, height: f.box.height * ky },
+  keypoints: Object.fromEntries(Object.entries(f.keypoints).map(([k, p]) => [k, { ...p, x: (p.x + dx) * kx, y: (p.y + dy) * ky }])) as Face['keypoints'],
 });
+
 
 /** What analyze gives: the head at once, the rest once the models have found the photo's own hair. */
 export interface Analyzed {
@@ -183,6 +205,11 @@ export interface Analyzed {
   notes: string[];
   chosen: Candidate;
   region: Region | null;
+  /**
+   * The work region's scale (1: the photo's own pixels; under 1 for a face larger than the
+   * version's max_work_face): the analysis, and so the pictures, are of the region resized by it.
+   */
+  scale: number;
 }
 
 export async function analyze(ctx: PipelineContext, images: readonly RgbImage[], t: StageTimer): Promise<Analyzed> {
@@ -191,9 +218,26 @@ export async function analyze(ctx: PipelineContext, images: readonly RgbImage[],
   // From here on the photo is its work region (when it is a part of it): the caller pastes the
   // result back. Faces move with it; faces wholly outside it are out of reach anyway.
   const region = workRegion(chosen.face, chosen.image.width, chosen.image.height);
-  const best = region
-    ? { ...chosen, image: await t.time('preprocess', () => cropRgb(chosen.image, region)), face: shifted(chosen.face, -region.x, -region.y), others: chosen.others.map((f) => shifted(f, -region.x, -region.y)) }
+  let best = region
+    ? { ...chosen, image: await t.time('preprocess', () => cropRgb(chosen.image, region)), face: moved(chosen.face, -region.x, -region.y), others: chosen.others.map((f) => moved(f, -region.x, -region.y)) }
     : chosen;
+  // The version's max_work_face: the largest face (BlazeFace's box, px) worked on at the photo's
+  // own resolution. A larger one (a phone portrait or selfie: 1000 px and more) is worked on with
+  // the region scaled so that the face is that size, and the pipeline scales what changed back up
+  // (image.ts upscaleChanges): the fill, the drawing and the masks cost per pixel of the head, and
+  // an 11 MP portrait whose face is 1100 px wide took 24 s on this project's 2-core machines. At
+  // 320 px, larger than every development photo's face (at most 293 px) and the bench's 1 MP
+  // photo's (310): those are worked on as before.
+  const maxFace = P('max_work_face');
+  const side = Math.max(chosen.face.box.width, chosen.face.box.height);
+  const scale = side > maxFace ? maxFace / side : 1;
+  if (scale < 1) {
+    const { width: rw, height: rh } = best.image;
+    const w = Math.max(1, Math.round(rw * scale)), h = Math.max(1, Math.round(rh * scale));
+    const kx = w / rw, ky = h / rh;
+    const data = await t.time('preprocess', () => resizeRgb(best.image, w, h));
+    best = { ...best, image: { data, width: w, height: h }, face: moved(best.face, 0, 0, kx, ky), others: best.others.map((f) => moved(f, 0, 0, kx, ky)) };
+  }
   const mesh = await ctx.session('landmarks');
   const { points: lm } = await meshFromFace(mesh, best.image, best.face, P('mesh_crop_scale'), P('mesh_size'), t, ['landmarks', 'landmarks', 'landmarks']);
   const yaw = yawDegrees(lm);
@@ -246,7 +290,8 @@ export async function analyze(ctx: PipelineContext, images: readonly RgbImage[],
   notes.push(`look: light from the ${light.lightSide >= 0 ? 'right' : 'left'} (${light.lightSide.toFixed(2)}), exposure ${light.exposure.toFixed(2)}, grain ${light.grain.toFixed(1)}, blur ${light.blur.toFixed(1)} px`);
   if (light.monochrome) notes.push('the photo is black and white: the new hair is drawn in grey at the colour\'s lightness');
   if (region) notes.push(`worked on ${region.width}x${region.height} px of the photo around the face (at ${region.x}, ${region.y})`);
-  return { head: base, light, complete, notes, chosen, region };
+  if (scale < 1) notes.push(`worked at ${W}x${H} px, ${scale.toFixed(2)} of the photo's scale (a face over ${maxFace} px wide), what changed scaled back up`);
+  return { head: base, light, complete, notes, chosen, region, scale };
 }
 
 /** analyze, waited out: the complete analysis at once (for tools and tests that draw afterwards). */

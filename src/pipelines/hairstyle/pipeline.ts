@@ -15,12 +15,12 @@
 // composite.ts's: a generative ONNX version can replace drawHair without touching analysis,
 // removal or compositing.
 import { createHash } from 'node:crypto';
-import { copyBytes, copyImage, decodeImage, pasteInto } from '../../imaging/image.ts';
+import { copyBytes, copyImage, cropRgb, decodeImage, pasteInto, placeMask, upscaleChanges, type RgbImage } from '../../imaging/image.ts';
 import { numberParam } from '../../models/params.ts';
 import { stageTimer } from '../../domain/stage-timer.ts';
 import { jsonFile, maskFile, pictureFile } from '../output.ts';
 import { definePipeline } from '../types.ts';
-import { analyze } from './analysis.ts';
+import { analyze, grainInFace } from './analysis.ts';
 import { alphaMask, composite } from './composite.ts';
 import { fillRemoved, finishLocks, opaqueCover, removal } from './removal.ts';
 import { drawHair, placeHair, releaseLayer, type HairLayer } from './render.ts';
@@ -37,7 +37,7 @@ export const hairstyle = definePipeline(hairstyleSpec, async (ctx, input, files)
   const t = stageTimer(ctx.signal);
   const photos = files.image_files;
   const images = await t.time('decode', () => Promise.all(photos.map((bytes) => decodeImage(bytes, { maxPixels: ctx.maxPixels }))));
-  const { head, light, complete, notes, chosen, region } = await analyze(ctx, images, t);
+  const { head, light, complete, notes, chosen, region, scale } = await analyze(ctx, images, t);
   // Deterministic variants: the same photos and choices give the same pictures on a retry.
   const digest = createHash('sha256');
   for (const bytes of photos) digest.update(bytes);
@@ -53,6 +53,13 @@ export const hairstyle = definePipeline(hairstyleSpec, async (ctx, input, files)
   const drawn = await t.time('render', () => drawHair(head, light, input.hairstyle, variants[0]!));
   const { analysis, look } = await complete;
   const n = input.num_outputs;
+  // Worked at a smaller scale (a face over the version's max_work_face): what changed is scaled back up over the
+  // region's own pixels, with the photo's grain at its own resolution.
+  const atScale = scale < 1 ? { full: region ? cropRgb(chosen.image, region) : chosen.image, grain: 1.7 * grainInFace(chosen.image, chosen.face.box) } : null;
+  const backToPhoto = async (done: RgbImage, k: number): Promise<RgbImage> =>
+    atScale ? { data: await upscaleChanges(atScale.full, analysis.image, done, atScale.grain, seed + k), width: atScale.full.width, height: atScale.full.height } : done;
+  const maskToPhoto = async (mask: Uint8Array): Promise<Uint8Array> =>
+    atScale ? placeMask(mask, analysis.image.width, analysis.image.height, atScale.full.width, atScale.full.height, 0, { width: atScale.full.width, height: atScale.full.height, left: 0, top: 0 }) : mask;
   // One removal serves every picture: the old hair that any of them leaves uncovered is filled
   // once (a lock that one variant covers and another leaves is filled under the first's hair too).
   // Each picture's layer is drawn first; kept for its compositing while they fit KEEP_LAYERS,
@@ -82,11 +89,12 @@ export const hairstyle = definePipeline(hairstyleSpec, async (ctx, input, files)
     // The fill is this task's own copy (unless nothing was filled): the last picture draws its hair
     // into it, the others into copies of it.
     const base = k < n - 1 && filled !== analysis.image ? copyImage(filled) : filled;
-    const result = await t.time('composite', () => {
-      const done = composite(base, layer, input.hair_color, look, seed + k, { inPlace: base !== analysis.image, keep: analysis.protect, locks });
+    const result = await t.time('composite', async () => {
+      const done = await backToPhoto(composite(base, layer, input.hair_color, look, seed + k, { inPlace: base !== analysis.image, keep: analysis.protect, locks }), k);
       return region ? { data: pasteInto(copyBytes(chosen.image.data), width, done.data, region, 3), width, height } : done;
     });
-    const mask = region ? pasteInto(new Uint8Array(width * height), width, alphaMask(layer), region, 1) : alphaMask(layer);
+    const alpha = await t.time('composite', () => maskToPhoto(alphaMask(layer)));
+    const mask = region ? pasteInto(new Uint8Array(width * height), width, alpha, region, 1) : alpha;
     // The picture and its mask encoded side by side (sharp runs each on a libuv thread).
     outFiles.push(...(await t.time('encode', () => Promise.all([pictureFile(`result-${k + 1}`, result, input.output_format, quality), maskFile(`hair-mask-${k + 1}.png`, mask, width, height)]))));
     releaseLayer(layer);
@@ -100,6 +108,9 @@ export const hairstyle = definePipeline(hairstyleSpec, async (ctx, input, files)
       face: chosen.face.box,
       width,
       height,
+      // Under 1 when the face was larger than the version's max_work_face: what changed was worked
+      // on at this scale and scaled back up.
+      work_scale: scale,
       variants,
     }),
   );
