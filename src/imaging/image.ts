@@ -255,8 +255,8 @@ export async function resizeRgb(img: RgbImage, w: number, h: number, kernel: 'li
  * A picture worked on at a smaller scale put back at full resolution: where the work picture
  * changed (`after` against `before`, the work input), `after` scaled up (bicubic) over `full`;
  * everywhere else `full`'s own pixels, byte for byte (scaled down and up again they would be a
- * softer copy). The changed area's outline blends over about one work pixel (its mask scaled up
- * and feathered). The scaled-up change is smoother than the photo's own pixels around it: `grain`
+ * softer copy). Inside the changed area's outline the picture blends from the photo's pixels to
+ * the scaled-up change over about half a work pixel (its mask scaled up and feathered). The scaled-up change is smoother than the photo's own pixels around it: `grain`
  * (levels, 0: none) lays seeded noise of that strength over it. Returns `full`-sized RGB bytes.
  */
 export async function upscaleChanges(full: RgbImage, before: RgbImage, after: RgbImage, grain: number, seed: number): Promise<Uint8Array> {
@@ -279,6 +279,9 @@ export async function upscaleChanges(full: RgbImage, before: RgbImage, after: Rg
   // The mask feathered by half a work pixel: scaled up bilinearly alone, a diagonal outline (the
   // new hair's beside a kept dark lock) was a staircase of work pixels.
   const [up, m] = await Promise.all([resizeRgb(after, W, H, 'cubic'), placeMask(changed, w, h, W, H, 0.5 * Math.max(W / w, H / h), { width: W, height: H, left: 0, top: 0 })]);
+  // The blend ramps inside the changed area only (0 at its outline, 1 half a work pixel in): what
+  // the work picture left unchanged stays the photo's own (the bicubic change spilt a pixel or two
+  // of a garment's colour onto a forearm in front of it, 1.2% of its skin by 30 levels and more).
   // Only the changed box (a work pixel's margin for the blend) is walked.
   const kx = W / w, ky = H / h;
   const bx0 = Math.max(0, Math.floor((x0 - 1) * kx)), bx1 = Math.min(W, Math.ceil((x1 + 2) * kx));
@@ -286,7 +289,7 @@ export async function upscaleChanges(full: RgbImage, before: RgbImage, after: Rg
   const noise = bellNoise(seed);
   for (let y = by0; y < by1; y++) {
     for (let x = bx0, i = y * W + bx0; x < bx1; x++, i++) {
-      const a = m[i]! / 255;
+      const a = Math.min(1, Math.max(0, (2 * m[i]!) / 255 - 1));
       if (a <= 0) continue;
       const g = grain > 0 ? grain * noise() : 0;
       for (let c = 0; c < 3; c++) {

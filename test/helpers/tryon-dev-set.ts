@@ -32,6 +32,9 @@ export const TRYON_DEV: Record<string, Source> = {
   's6-stripes': { from: { sample: 'sample6', x: 900, y: 130, w: 640, h: 1407 }, width: 520, types: ALL, what: 'standing, arm bent across the waist, neighbours both sides' },
   'person-standing': { from: { fixture: 'person-standing.jpg' }, types: ALL, what: 'the fixture: standing, left arm crossing to her neighbour' },
   'person-standing-mirror': { from: { fixture: 'person-standing.jpg' }, mirror: true, width: 480, types: ALL, what: 'the fixture mirrored and enlarged' },
+  // 1200x3207 (3.8 MP, a phone photo's size): more than the version's max_work_pixels, so worked
+  // on at a smaller scale and scaled back up.
+  'person-standing-large': { from: { fixture: 'person-standing.jpg' }, width: 1200, types: ['upper_body'], what: 'the fixture enlarged to a phone photo\'s size (3.8 MP): worked at a smaller scale' },
   'group-four': { from: { fixture: 'group-four.jpg' }, types: ['upper_body', 'dresses'], what: 'the whole group of four: the most central large person is the target' },
   // sample5: five women sitting on stairs.
   's5-red-top': { from: { sample: 'sample5', x: 1300, y: 250, w: 620, h: 1148 }, types: ['upper_body'], what: 'sitting, leaning, hand on the knee, neighbour behind' },

@@ -47,6 +47,8 @@ async function run(type: ClothesType, garment: Uint8Array, model: Uint8Array = p
 const CASES: Array<[string, ClothesType, () => Promise<Buffer>]> = [
   ...['person-standing', 'person-standing-mirror', 's6-green-dress', 's6-red-dress', 's6-stripes', 'group-four', 's5-red-top', 's5-navy', 's5-top'].map((n) => [n, 'upper_body', tshirt] as [string, ClothesType, () => Promise<Buffer>]),
   ['s6-red-dress', 'upper_body', longSleeve],
+  // Worked at a smaller scale (max_work_pixels) and scaled back up: every check as on the others.
+  ['person-standing-large', 'upper_body', tshirt],
   ['person-standing', 'dresses', dress],
   ['s6-red-dress', 'dresses', dress],
   ['s6-green-dress', 'dresses', dress],
@@ -784,6 +786,13 @@ const KNOWN: Record<string, string[]> = {
   // also lay on the top of that hair, above the annotation, until algorithm 31 cut other people's
   // heads out of the instance up to above their face boxes.)
   's5-top upper_body tshirt': ['neighbours'],
+  // The 3.8 MP photo worked at 0.72 of its scale (max_work_pixels) and scaled back up. Its
+  // garment's edge is the work picture's, scaled up with it: 2.5 px at the work scale, 3.6 px on
+  // the photo (a garment drawn at the photo's own resolution would need the compositing there).
+  // Its forearms: 1.1-1.2% of their skin changed, as much as on the work-size photo worked on as
+  // it is (1.1%: the arm's skin mask at that size, not the scaling; 0.0% at 360 and 865 px from
+  // the fixture directly).
+  'person-standing-large upper_body tshirt': ['edge', 'forearms'],
 };
 
 describe.each(CASES.map(([n, t, g]) => `${n} ${t} ${g.name}`))('try-on %s', (key) => {
@@ -909,6 +918,38 @@ describe('try-on inputs', () => {
     expect(n).toBeGreaterThan(5000);
     expect(red / n).toBeGreaterThan(0.5);
   }, 60_000);
+
+  it("works a photo of more than the version's max_work_pixels at a smaller scale: the picture, its crop and the keypoints in the photo's own pixels (reference MoveNet)", async () => {
+    // The standing person enlarged to 1200x3207 (3.8 MP, a phone photo's size; 2 MP is the
+    // version's most). The dev-set checks above run on this photo too; here what the scale must
+    // not change: the sizes and coordinates the caller gets back.
+    const large = await tryonPhoto('person-standing-large');
+    const { width: W, height: H } = (await sharp(large).metadata()) as { width: number; height: number };
+    const r = await run('upper_body', await tshirt(), large);
+    const json = JSON.parse(Buffer.from(r.files[2]!.data).toString());
+    expect(json.work_scale).toBeGreaterThan(0.5);
+    expect(json.work_scale).toBeLessThan(1);
+    expect(r.notes.join(' ')).toMatch(/worked at \d+x\d+ px, 0\.\d\d of the photo's scale/);
+    for (const f of r.files.slice(0, 2)) expect(await sharp(Buffer.from(f.data)).metadata()).toMatchObject({ width: W, height: H });
+    expect([json.width, json.height]).toEqual([W, H]);
+    // Her face where the reference (the face-landmarks version's detector) finds it on the photo:
+    // the face box the job reports is in the photo's pixels, not the work scale's (at 0.72 of
+    // them its centre would lie ~200 px off).
+    const ref = (await referenceTargetFaces(large))[0]!.box;
+    const face = json.target.face as ReferenceFace['box'];
+    const off = Math.hypot(face.x + face.width / 2 - ref.x - ref.width / 2, face.y + face.height / 2 - ref.y - ref.height / 2);
+    console.log(`person-standing at 3.8 MP, work scale ${json.work_scale}: the reported face box's centre ${off.toFixed(1)} px from the reference's, its width ${face.width} against ${ref.width.toFixed(0)}`);
+    expect(off).toBeLessThan(0.15 * ref.width);
+    expect(face.width / ref.width).toBeGreaterThan(0.8);
+    expect(face.width / ref.width).toBeLessThan(1.25);
+    // The 3:4 crop in the photo's pixels: the picture is the crop's size.
+    const cut = await run('upper_body', await tshirt(), large, { forced_cutting: true });
+    const cj = JSON.parse(Buffer.from(cut.files[2]!.data).toString());
+    const pic = await sharp(Buffer.from(cut.files[0]!.data)).metadata();
+    expect(Math.abs(pic.width! - cj.crop.width)).toBeLessThanOrEqual(2);
+    expect(Math.abs(pic.height! - cj.crop.height)).toBeLessThanOrEqual(2);
+    expect(cj.crop.height).toBeGreaterThan(0.8 * H);
+  }, 120_000);
 
   it('forced_cutting crops to 3:4 around the body and reports the crop; the prompt is stored, not used', async () => {
     const wide = await sharp(personBytes).extend({ left: 300, right: 300, background: '#777' }).jpeg().toBuffer();

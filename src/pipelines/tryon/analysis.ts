@@ -18,7 +18,7 @@ import { bodyLandmarks, detectBodies, type BodyPose } from '../../steps/blazepos
 import { detectFaces, type Face } from '../../steps/face-detection.ts';
 import { CELEBAMASK_CLASSES, CLASS, parseFace, parseFaceSoon, type FaceParse } from '../../steps/face-parsing.ts';
 import { boxBlur } from '../../imaging/blur.ts';
-import { close, componentsTouching, dilate, maskBox } from '../../imaging/morphology.ts';
+import { close, componentsTouching, dilate, maskBox, type Region } from '../../imaging/morphology.ts';
 import { giveBack, takeBytes, takeInts } from '../../imaging/scratch.ts';
 import { labAt, labOf } from '../../steps/color.ts';
 import { segmentPerson } from '../../steps/person-segmentation.ts';
@@ -258,23 +258,33 @@ function agreed(poseMask: Uint8Array, near: Uint8Array, everyone: Uint8Array): U
 }
 
 /** 3:4 crop (or pad, repeating the edges) around the target's instance. */
-export async function cutTo3by4(p: PersonAnalysis): Promise<{ image: RgbImage; crop: { x: number; y: number; width: number; height: number } }> {
+export async function cutTo3by4(p: PersonAnalysis): Promise<{ image: RgbImage; crop: { x: number; y: number; width: number; height: number }; window: Region }> {
   const { width: W, height: H } = p.image;
   const box = maskBox(p.instance, W, H);
-  if (!box || box.width <= 1) return { image: p.image, crop: { x: 0, y: 0, width: W, height: H } };
+  if (!box || box.width <= 1) return { image: p.image, crop: { x: 0, y: 0, width: W, height: H }, window: { x: 0, y: 0, width: W, height: H } };
   const x0 = box.x, y0 = box.y, x1 = box.x + box.width - 1, y1 = box.y + box.height - 1;
   const bw = (x1 - x0) * 1.1, bh = (y1 - y0) * 1.1;
   const h = Math.round(Math.max(bh, (bw * 4) / 3));
   const w = Math.round((h * 3) / 4);
   const cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
   const crop = { x: Math.round(cx - w / 2), y: Math.round(cy - h / 2), width: w, height: h };
-  // A square crop of the long side, then the 3:4 window out of it (cropSquare repeats edges).
+  // The window's own top-left pixel (crop's x and y, rounded from its centre, may be a pixel off).
   const side = Math.max(w, h);
-  const sq = await cropSquare(p.image, cx - side / 2, cy - side / 2, side, side);
+  const window = { x: Math.round(cx - side / 2) + Math.round((side - w) / 2), y: Math.round(cy - side / 2) + Math.round((side - h) / 2), width: w, height: h };
+  return { image: await cropWindow(p.image, window), crop, window };
+}
+
+/**
+ * The pixels of `box` (integer; it may reach past the photo: the edge pixels repeated): a square
+ * crop of its long side from its top-left (cropSquare), then the box out of it.
+ */
+export async function cropWindow(image: RgbImage, box: Region): Promise<RgbImage> {
+  const { width: w, height: h } = box;
+  const side = Math.max(w, h);
+  const sq = await cropSquare(image, box.x, box.y, side, side);
   const data = new Uint8Array(w * h * 3);
-  const ox = Math.round((side - w) / 2), oy = Math.round((side - h) / 2);
-  for (let y = 0; y < h; y++) data.set(sq.subarray(((y + oy) * side + ox) * 3, ((y + oy) * side + ox + w) * 3), y * w * 3);
-  return { image: { data, width: w, height: h }, crop };
+  for (let y = 0; y < h; y++) data.set(sq.subarray(y * side * 3, (y * side + w) * 3), y * w * 3);
+  return { data, width: w, height: h };
 }
 
 /** Face, ears and hair of the target (never covered by the garment), 0/1 at full resolution; and the face's skin colour. */

@@ -21,7 +21,7 @@
 // input and returned in tryon.json; this version does not interpret it.
 import type { ClothesType } from '../../domain/job.ts';
 import { AppError } from '../../errors/codes.ts';
-import { decodeImage, type RgbImage } from '../../imaging/image.ts';
+import { decodeImage, placeMask, resizeRgb, upscaleChanges, type RgbImage } from '../../imaging/image.ts';
 import { close, closeInBox, componentsTouching, fillHoles, floodWhere, grownMaskBox, maskBox, type Region } from '../../imaging/morphology.ts';
 import { numberParam } from '../../models/params.ts';
 import { stageTimer, type StageTimer } from '../../domain/stage-timer.ts';
@@ -29,7 +29,7 @@ import { labAt, labMedians, skinColoured, srgbToLab } from '../../steps/color.ts
 import { giveBack, takeBytes, takeInts } from '../../imaging/scratch.ts';
 import { jsonFile, maskFile, pictureFile } from '../output.ts';
 import { definePipeline, type PipelineContext } from '../types.ts';
-import { analyzePerson, cutTo3by4, faceAndHair, type PersonAnalysis } from './analysis.ts';
+import { analyzePerson, cropWindow, cutTo3by4, faceAndHair, type PersonAnalysis } from './analysis.ts';
 import { armShapes, checkBody, checkLegsSeen, lerp, type Body, type P } from './body.ts';
 import { layerParts, PART_ORDER, removeUncovered, shadeAndBlend, type GarmentLayer } from './compose.ts';
 import { garmentSamples, productMask, productParts, type GarmentParts } from './garment.ts';
@@ -53,6 +53,8 @@ export interface TryonRender {
   hole: Uint8Array;
   filled: number;
   crop: { x: number; y: number; width: number; height: number };
+  /** The pixels of the person photo `image` is (its top-left pixel exactly; crop's may be a pixel off). */
+  window: Region;
 }
 
 /** A CIE Lab colour. */
@@ -394,9 +396,11 @@ async function analyzeGarment(ctx: PipelineContext, image: RgbImage, type: Cloth
 export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, personImg0: RgbImage, type: ClothesType, forcedCutting: boolean, t: StageTimer): Promise<TryonRender> {
   let person = await analyzePerson(ctx, personImg0, t);
   let crop = { x: 0, y: 0, width: personImg0.width, height: personImg0.height };
+  let window: Region = crop;
   if (forcedCutting && person.body) {
     const cut = await t.time('crop', () => cutTo3by4(person));
     crop = cut.crop;
+    window = cut.window;
     person = await analyzePerson(ctx, cut.image, t);
   }
   const body = person.body;
@@ -471,7 +475,7 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
     return removeUncovered(image, layer, parts.band, clothing, background, skinLike);
   });
   const result = await t.time('composite', () => shadeAndBlend(image, removal.image, layer, body.size));
-  return { image, result, person, body, protect, garment, parts, warped, layer, hole: removal.hole, filled: removal.filled, crop };
+  return { image, result, person, body, protect, garment, parts, warped, layer, hole: removal.hole, filled: removal.filled, crop, window };
 }
 
 /**
@@ -494,13 +498,41 @@ export const tryon = definePipeline(tryonSpec, async (ctx, input, files) => {
   const [garmentImg, personImg] = await t.time('decode', () =>
     Promise.all([decodeImage(files.clothes_image[0]!, { maxPixels: ctx.maxPixels }), decodeImage(files.custom_model[0]!, { maxPixels: ctx.maxPixels })]),
   );
-  const r = await renderTryon(ctx, garmentImg, personImg, type, input.forced_cutting, t);
-  const { width: W, height: H } = r.result;
+  // A person photo of more than the version's max_work_pixels (a phone photo of 12 MP) is worked
+  // on scaled down to that many pixels, and what changed is scaled back up over its own pixels:
+  // every stage after the models costs per pixel of the person, and a 5.5 MP photo of a standing
+  // person took 7.3 s on this project's 2-core machines. Every development photo is smaller (at
+  // most ~1 MP; face-api's whole group photos 2.7-3 MP): those are worked on as before.
+  const maxPixels = numberParam(ctx.params, 'max_work_pixels', 'tryon');
+  const k = personImg.width * personImg.height > maxPixels ? Math.sqrt(maxPixels / (personImg.width * personImg.height)) : 1;
+  const work = k < 1 ? await t.time('preprocess', async () => {
+    const w = Math.max(1, Math.round(personImg.width * k)), h = Math.max(1, Math.round(personImg.height * k));
+    return { data: await resizeRgb(personImg, w, h), width: w, height: h };
+  }) : personImg;
+  const r = await renderTryon(ctx, garmentImg, work, type, input.forced_cutting, t);
+  // From the work photo's pixels to the person photo's (1 when worked on as it is).
+  const kx = personImg.width / work.width, ky = personImg.height / work.height;
+  let result = r.result, alpha = alphaMask(r.layer.alpha);
+  if (k < 1) {
+    const at = (await t.time('composite', async () => {
+      const w = r.window;
+      const box = { x: Math.round(w.x * kx), y: Math.round(w.y * ky), width: Math.round(w.width * kx), height: Math.round(w.height * ky) };
+      const full = box.x === 0 && box.y === 0 && box.width === personImg.width && box.height === personImg.height ? personImg : await cropWindow(personImg, box);
+      const data = await upscaleChanges(full, r.image, r.result, 0, 1);
+      const mask = await placeMask(alpha, r.image.width, r.image.height, full.width, full.height, 0, { width: full.width, height: full.height, left: 0, top: 0 });
+      return { picture: { data, width: full.width, height: full.height }, mask };
+    }));
+    result = at.picture;
+    alpha = at.mask;
+  }
+  const { width: W, height: H } = result;
   const [encoded, maskPng] = await t.time('encode', () =>
-    Promise.all([pictureFile('result-1', r.result, input.output_format, numberParam(ctx.params, 'jpeg_quality', 'tryon')), maskFile('garment-mask.png', alphaMask(r.layer.alpha), W, H)]),
+    Promise.all([pictureFile('result-1', result, input.output_format, numberParam(ctx.params, 'jpeg_quality', 'tryon')), maskFile('garment-mask.png', alpha, W, H)]),
   );
-  const round = (p: [number, number]) => [Math.round(p[0] * 10) / 10, Math.round(p[1] * 10) / 10];
-  const strips = (s: Partial<Record<PartName, { centre: Array<[number, number]> }>>) => Object.fromEntries(Object.entries(s).map(([k, v]) => [k, v.centre.map(round)]));
+  const round = (p: [number, number]) => [Math.round(p[0] * kx * 10) / 10, Math.round(p[1] * ky * 10) / 10];
+  const roundGarment = (p: [number, number]) => [Math.round(p[0] * 10) / 10, Math.round(p[1] * 10) / 10];
+  const scaled = <B extends { x: number; y: number; width: number; height: number }>(b: B): B => (k < 1 ? { ...b, x: Math.round(b.x * kx), y: Math.round(b.y * ky), width: Math.round(b.width * kx), height: Math.round(b.height * ky) } : b);
+  const strips = (s: Partial<Record<PartName, { centre: Array<[number, number]> }>>, r: (p: [number, number]) => number[]) => Object.fromEntries(Object.entries(s).map(([k, v]) => [k, v.centre.map(r)]));
   const b = r.body;
   const left: string[] = [];
   if (type !== 'lower_body') left.push('clothing on the arms outside the new sleeves (forearms and hands stay as they are)', 'clothing below the garment band (hips down)');
@@ -514,20 +546,22 @@ export const tryon = definePipeline(tryonSpec, async (ctx, input, files) => {
         prompt: input.prompt ?? '',
         prompt_used: false,
         forced_cutting: input.forced_cutting,
-        crop: r.crop,
+        crop: scaled(r.crop),
+        // Under 1 when the person photo had more than the version's max_work_pixels.
+        work_scale: Math.round(k * 1000) / 1000,
         width: W,
         height: H,
         target: {
           rule: 'the largest, most central person: face box area x (1 - 0.6 x distance from the centre / half the diagonal)',
-          face: r.person.face?.box ?? null,
+          face: r.person.face ? scaled(r.person.face.box) : null,
           other_people: r.person.others.length,
           height_fraction: Math.round(r.person.heightFraction * 1000) / 1000,
         },
         garment_source: r.garment.source,
         garment_parts: Object.keys(r.garment.parts.strips),
         parts: r.warped.map((w) => w.name),
-        garment_strips: strips(r.garment.parts.strips),
-        body_strips: strips(r.parts.strips),
+        garment_strips: strips(r.garment.parts.strips, roundGarment),
+        body_strips: strips(r.parts.strips, round),
         keypoints: Object.fromEntries(
           (['shoulder', 'elbow', 'wrist', 'hip', 'knee', 'ankle'] as const).flatMap((j) => [
             [`${j}_image_left`, round(b.L[j])],
@@ -539,6 +573,12 @@ export const tryon = definePipeline(tryonSpec, async (ctx, input, files) => {
     ],
     stages: t.stages,
     predictMs: t.predictMs,
-    notes: [`clothes type: ${type}`, `garment from: ${r.garment.source === 'person' ? 'a person wearing it' : 'a product photo'}`, `parts: ${r.warped.map((w) => w.name).join(', ')}`, input.forced_cutting ? `3:4 crop: ${JSON.stringify(r.crop)}` : 'no crop'],
+    notes: [
+      `clothes type: ${type}`,
+      `garment from: ${r.garment.source === 'person' ? 'a person wearing it' : 'a product photo'}`,
+      `parts: ${r.warped.map((w) => w.name).join(', ')}`,
+      input.forced_cutting ? `3:4 crop: ${JSON.stringify(scaled(r.crop))}` : 'no crop',
+      ...(k < 1 ? [`worked at ${work.width}x${work.height} px, ${k.toFixed(2)} of the photo's scale (over ${maxPixels} pixels), what changed scaled back up`] : []),
+    ],
   };
 }, { modelThread: ['parser'] });
