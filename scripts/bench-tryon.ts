@@ -2,7 +2,8 @@
 // The try-on pipeline on the standing person (360x962, 0.35 MP) and on a 1 MP development photo
 // (s6-red-dress: 732x1366 from face-api's sample6, fetched by test/helpers/dev-photos.ts) with the
 // project's garments, CPU provider (BENCH_PROVIDER=cuda on a GPU host, see bench-setup.ts):
-// per-stage medians and the latency per picture, per clothes type.
+// per-stage medians and the latency per picture, per clothes type; then a 5.5 MP photo over the
+// version's max_work_pixels, worked on scaled down against its own resolution.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -42,5 +43,26 @@ for (const [what, person] of PEOPLE) {
     }
     console.log(`${what} ${type}: ${median(totals).toFixed(0)} ms per picture; stages: ${[...perStage].map(([s, ms]) => `${s} ${median(ms).toFixed(0)}`).join(', ')} (warm-up runs ${warm.map((ms) => ms.toFixed(0)).join(', ')} ms)`);
   }
+}
+// A phone-sized photo (the standing person enlarged to 1440x3848, 5.5 MP) over the version's
+// max_work_pixels: worked on scaled down (the version as shipped) against the same version at the
+// photo's own resolution (max_work_pixels out of reach), alternated run by run; medians and ratio.
+{
+  const sharp = (await import('sharp')).default;
+  const large = await sharp(fs.readFileSync('test/fixtures/person-standing.jpg')).resize(1440).jpeg({ quality: 92 }).toBuffer();
+  const garment = await tshirt();
+  const input = { clothes_image: 'http://bench/g', custom_model: 'http://bench/p', clothes_type: 'upper_body' as ClothesType };
+  const ctxs = { scaled: ctx, full: { ...ctx, params: { ...v.manifest.params, max_work_pixels: 1e9 } } };
+  const times: Record<keyof typeof ctxs, number[]> = { scaled: [], full: [] };
+  for (let i = 0; i < 4; i++) {
+    for (const k of ['scaled', 'full'] as const) {
+      const t0 = performance.now();
+      await tryon.run(ctxs[k], input, { clothes_image: [garment], custom_model: [large] });
+      // The first pair warms up.
+      if (i > 0) times[k].push(performance.now() - t0);
+    }
+  }
+  const [a, b] = [median(times.scaled), median(times.full)];
+  console.log(`phone-sized photo 1440x3848 (5.5 MP) upper_body: worked at max_work_pixels ${a.toFixed(0)} ms, at the photo's own resolution ${b.toFixed(0)} ms (medians of 3 alternated runs; ratio ${(a / b).toFixed(2)})`);
 }
 await sessions.releaseAll();
