@@ -15,6 +15,7 @@ import { placeMaskResampled, resampleSquare } from '../../imaging/resample.ts';
 import { numberParam } from '../../models/params.ts';
 import type { StageTimer } from '../../domain/stage-timer.ts';
 import { bodyLandmarks, detectBodies, type BodyPose } from '../../steps/blazepose.ts';
+import type { Detection } from '../../steps/mediapipe.ts';
 import { detectFaces, type Face } from '../../steps/face-detection.ts';
 import { CELEBAMASK_CLASSES, CLASS, parseFace, parseFaceSoon, type FaceParse } from '../../steps/face-parsing.ts';
 import { boxBlur } from '../../imaging/blur.ts';
@@ -107,15 +108,18 @@ function faceShapes(f: Face): Shape[] {
  * `faceRequired`: a photo with no face is answered as one with no person, without looking for
  * bodies (the garment photo: without a face it is taken as a product photo anyway).
  */
-export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: StageTimer, opts: { faceRequired?: boolean } = {}): Promise<PersonAnalysis> {
+/**
+ * The faces and body detections on a photo and the target among them: the best-scoring face that
+ * has a body (a face cut by the photo's edge may have none), else the best body; -1 where none.
+ * With `faceRequired` and no face, no bodies are looked for.
+ */
+export async function findTarget(ctx: PipelineContext, image: RgbImage, t: StageTimer, faceRequired = false): Promise<{ faces: Face[]; bodies: Detection[]; fi: number; bi: number }> {
   const P = (k: string) => numberParam(ctx.params, k, 'tryon');
   const { width: W, height: H } = image;
   const detector = { input_size: P('detector_size'), min_score: P('detector_min_score'), iou_threshold: P('detector_iou_threshold'), max_faces: P('detector_max_faces'), resample: 'js' as const };
   const faces = await detectFaces(await ctx.session('detector'), image, detector, detector.min_score, t);
-  const none = { image, body: null, pose: null, face: undefined, others: [], person: new Uint8Array(W * H), everyone: new Uint8Array(W * H), instance: new Uint8Array(W * H), heightFraction: 0 };
-  if (opts.faceRequired && !faces.length) return none;
+  if (faceRequired && !faces.length) return { faces, bodies: [], fi: -1, bi: -1 };
   const bodies = await detectBodies(await ctx.session('body_detector'), image, P('body_detector_size'), P('body_min_score'), P('body_iou_threshold'), t);
-  // The best-scoring face that has a body (a face cut by the photo's edge may have none).
   let fi = -1, bi = -1;
   const left = faces.map((_, i) => i);
   while (left.length && bi < 0) {
@@ -124,6 +128,46 @@ export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: St
     bi = bodyOfFace(faces[fi]!, bodies);
   }
   if (bi < 0) (fi = -1), (bi = targetBodyIndex(bodies, W));
+  return { faces, bodies, fi, bi };
+}
+
+/**
+ * How far the part of a photo the try-on works on reaches beside the target's body (BlazePose's
+ * landmarks): this share of the landmarks' own width either way, and at least REGION_FACES face
+ * widths (the sleeves' cloth and the fill's sources beside the body).
+ */
+const REGION_MARGIN = 0.3, REGION_FACES = 0.8;
+
+/**
+ * The columns of the photo the try-on can touch around the target, from BlazePose's landmarks on
+ * the whole photo (the photo's whole height, so the refusals that measure the person against it,
+ * too small or a part out of frame, judge the same); null when that is most of the photo anyway
+ * (over 60% of its width) or the body cannot be made out. On a group photo the per-pixel work then
+ * follows the target, not the photo. (BlazePose's own crop is no bound: it is as wide as the body
+ * is tall.)
+ */
+export async function personRegion(ctx: PipelineContext, image: RgbImage, found: { faces: Face[]; bodies: Detection[]; fi: number; bi: number }, t: StageTimer): Promise<Region | null> {
+  const P = (k: string) => numberParam(ctx.params, k, 'tryon');
+  const { width: W, height: H } = image;
+  if (found.bi < 0) return null;
+  const pose = await bodyLandmarks(await ctx.session('body_landmarks'), image, found.bodies[found.bi]!, P('landmark_size'), P('roi_scale'), t, undefined, { mask: false });
+  if (pose.presence < P('min_presence')) return null;
+  const xs = Object.values(pose.landmarks).filter((k) => k.presence > 0.5).map((k) => k.x);
+  if (!xs.length) return null;
+  const lo = Math.min(...xs), hi = Math.max(...xs);
+  const face = found.faces[found.fi];
+  const m = Math.max(REGION_MARGIN * (hi - lo), face ? REGION_FACES * face.box.width : 0);
+  const x0 = Math.max(0, Math.floor(lo - m)), x1 = Math.min(W, Math.ceil(hi + m));
+  if (x1 - x0 > 0.6 * W) return null;
+  return { x: x0, y: 0, width: x1 - x0, height: H };
+}
+
+export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: StageTimer, opts: { faceRequired?: boolean } = {}): Promise<PersonAnalysis> {
+  const P = (k: string) => numberParam(ctx.params, k, 'tryon');
+  const { width: W, height: H } = image;
+  const none = { image, body: null, pose: null, face: undefined, others: [], person: new Uint8Array(W * H), everyone: new Uint8Array(W * H), instance: new Uint8Array(W * H), heightFraction: 0 };
+  const { faces, bodies, fi, bi } = await findTarget(ctx, image, t, opts.faceRequired);
+  if (opts.faceRequired && !faces.length) return none;
   const face = faces[fi];
   if (bi < 0) return { ...none, face };
   const parse = face ? (await parseFaceSoon(await ctx.session('parser'), image, face, parserParams(ctx), t)).parse : undefined;

@@ -21,7 +21,7 @@
 // input and returned in tryon.json; this version does not interpret it.
 import type { ClothesType } from '../../domain/job.ts';
 import { AppError } from '../../errors/codes.ts';
-import { decodeImage, placeMask, resizeRgb, upscaleChanges, type RgbImage } from '../../imaging/image.ts';
+import { copyBytes, cropRgb, decodeImage, pasteInto, placeMask, resizeRgb, upscaleChanges, type RgbImage } from '../../imaging/image.ts';
 import { close, closeInBox, componentsTouching, fillHoles, floodWhere, grownMaskBox, maskBox, type Region } from '../../imaging/morphology.ts';
 import { numberParam } from '../../models/params.ts';
 import { stageTimer, type StageTimer } from '../../domain/stage-timer.ts';
@@ -29,7 +29,7 @@ import { labAt, labMedians, skinColoured, srgbToLab } from '../../steps/color.ts
 import { giveBack, takeBytes, takeInts } from '../../imaging/scratch.ts';
 import { jsonFile, maskFile, pictureFile } from '../output.ts';
 import { definePipeline, type PipelineContext } from '../types.ts';
-import { analyzePerson, cropWindow, cutTo3by4, faceAndHair, type PersonAnalysis } from './analysis.ts';
+import { analyzePerson, cropWindow, cutTo3by4, faceAndHair, findTarget, personRegion, type PersonAnalysis } from './analysis.ts';
 import { armShapes, checkBody, checkLegsSeen, lerp, type Body, type P } from './body.ts';
 import { layerParts, PART_ORDER, removeUncovered, shadeAndBlend, type GarmentLayer } from './compose.ts';
 import { garmentSamples, productMask, productParts, type GarmentParts } from './garment.ts';
@@ -498,40 +498,70 @@ export const tryon = definePipeline(tryonSpec, async (ctx, input, files) => {
   const [garmentImg, personImg] = await t.time('decode', () =>
     Promise.all([decodeImage(files.clothes_image[0]!, { maxPixels: ctx.maxPixels }), decodeImage(files.custom_model[0]!, { maxPixels: ctx.maxPixels })]),
   );
-  // A person photo of more than the version's max_work_pixels (a phone photo of 12 MP) is worked
-  // on scaled down to that many pixels, and what changed is scaled back up over its own pixels:
-  // every stage after the models costs per pixel of the person, and a 5.5 MP photo of a standing
-  // person took 7.3 s on this project's 2-core machines. Every development photo is smaller (at
-  // most ~1 MP; face-api's whole group photos 2.7-3 MP): those are worked on as before.
+  // On a group photo the columns around the target (analysis.ts personRegion) are worked on and
+  // pasted back; not with forced_cutting, whose picture is a crop around her anyway.
+  const located = input.forced_cutting ? null : await findTarget(ctx, personImg, t);
+  let region = located ? await personRegion(ctx, personImg, located, t) : null;
+  // A person photo (or its part) of more than the version's max_work_pixels (a phone photo of 12
+  // MP) is worked on scaled down to that many pixels, and what changed is scaled back up over its
+  // own pixels: every stage after the models costs per pixel of the person, and a 5.5 MP photo of
+  // a standing person took 5 s on this project's 2-core machines. Every development photo is
+  // smaller (at most ~1 MP): those are worked on at their own scale.
   const maxPixels = numberParam(ctx.params, 'max_work_pixels', 'tryon');
-  const k = personImg.width * personImg.height > maxPixels ? Math.sqrt(maxPixels / (personImg.width * personImg.height)) : 1;
-  const work = k < 1 ? await t.time('preprocess', async () => {
-    const w = Math.max(1, Math.round(personImg.width * k)), h = Math.max(1, Math.round(personImg.height * k));
-    return { data: await resizeRgb(personImg, w, h), width: w, height: h };
-  }) : personImg;
-  const r = await renderTryon(ctx, garmentImg, work, type, input.forced_cutting, t);
-  // From the work photo's pixels to the person photo's (1 when worked on as it is).
-  const kx = personImg.width / work.width, ky = personImg.height / work.height;
+  const attempt = async (part: Region | null) => {
+    const photo = part ? await t.time('preprocess', () => cropRgb(personImg, part)) : personImg;
+    const k = photo.width * photo.height > maxPixels ? Math.sqrt(maxPixels / (photo.width * photo.height)) : 1;
+    const work = k < 1 ? await t.time('preprocess', async () => {
+      const w = Math.max(1, Math.round(photo.width * k)), h = Math.max(1, Math.round(photo.height * k));
+      return { data: await resizeRgb(photo, w, h), width: w, height: h };
+    }) : photo;
+    return { photo, k, work, r: await renderTryon(ctx, garmentImg, work, type, input.forced_cutting, t) };
+  };
+  // The part's target must be the photo's (its face's centre inside the photo's target face box),
+  // and a refusal is the whole photo's to give: otherwise the whole photo is worked on.
+  let run = region ? await attempt(region).catch(() => null) : null;
+  if (run && region && located!.fi >= 0) {
+    const f = run.r.person.face?.box, want = located!.faces[located!.fi]!.box;
+    const kx = run.photo.width / run.work.width, ky = run.photo.height / run.work.height;
+    const at = f ? [(f.x + f.width / 2) * kx + region.x, (f.y + f.height / 2) * ky + region.y] : [NaN, NaN];
+    if (!(Math.abs(at[0]! - want.x - want.width / 2) < want.width / 2 && Math.abs(at[1]! - want.y - want.height / 2) < want.height / 2)) run = null;
+  }
+  if (!run) {
+    region = null;
+    run = await attempt(null);
+  }
+  const { photo, k, work, r } = run;
+  // From the work photo's pixels to the person photo's (1 and 0 when worked on as it is).
+  const kx = photo.width / work.width, ky = photo.height / work.height;
+  const ox = region?.x ?? 0, oy = region?.y ?? 0;
   let result = r.result, alpha = alphaMask(r.layer.alpha);
   if (k < 1) {
-    const at = (await t.time('composite', async () => {
+    const at = await t.time('composite', async () => {
       const w = r.window;
       const box = { x: Math.round(w.x * kx), y: Math.round(w.y * ky), width: Math.round(w.width * kx), height: Math.round(w.height * ky) };
-      const full = box.x === 0 && box.y === 0 && box.width === personImg.width && box.height === personImg.height ? personImg : await cropWindow(personImg, box);
+      const full = box.x === 0 && box.y === 0 && box.width === photo.width && box.height === photo.height ? photo : await cropWindow(photo, box);
       const data = await upscaleChanges(full, r.image, r.result, 0, 1);
       const mask = await placeMask(alpha, r.image.width, r.image.height, full.width, full.height, 0, { width: full.width, height: full.height, left: 0, top: 0 });
       return { picture: { data, width: full.width, height: full.height }, mask };
-    }));
+    });
     result = at.picture;
     alpha = at.mask;
+  }
+  if (region) {
+    const part = region;
+    ({ result, alpha } = await t.time('composite', () => ({
+      result: { data: pasteInto(copyBytes(personImg.data), personImg.width, result.data, part, 3), width: personImg.width, height: personImg.height },
+      alpha: pasteInto(new Uint8Array(personImg.width * personImg.height), personImg.width, alpha, part, 1),
+    })));
   }
   const { width: W, height: H } = result;
   const [encoded, maskPng] = await t.time('encode', () =>
     Promise.all([pictureFile('result-1', result, input.output_format, numberParam(ctx.params, 'jpeg_quality', 'tryon')), maskFile('garment-mask.png', alpha, W, H)]),
   );
-  const round = (p: [number, number]) => [Math.round(p[0] * kx * 10) / 10, Math.round(p[1] * ky * 10) / 10];
+  const round = (p: [number, number]) => [Math.round((p[0] * kx + ox) * 10) / 10, Math.round((p[1] * ky + oy) * 10) / 10];
   const roundGarment = (p: [number, number]) => [Math.round(p[0] * 10) / 10, Math.round(p[1] * 10) / 10];
-  const scaled = <B extends { x: number; y: number; width: number; height: number }>(b: B): B => (k < 1 ? { ...b, x: Math.round(b.x * kx), y: Math.round(b.y * ky), width: Math.round(b.width * kx), height: Math.round(b.height * ky) } : b);
+  const scaled = <B extends { x: number; y: number; width: number; height: number }>(b: B): B =>
+    k < 1 || region ? { ...b, x: Math.round(b.x * kx + ox), y: Math.round(b.y * ky + oy), width: Math.round(b.width * kx), height: Math.round(b.height * ky) } : b;
   const strips = (s: Partial<Record<PartName, { centre: Array<[number, number]> }>>, r: (p: [number, number]) => number[]) => Object.fromEntries(Object.entries(s).map(([k, v]) => [k, v.centre.map(r)]));
   const b = r.body;
   const left: string[] = [];
@@ -546,7 +576,7 @@ export const tryon = definePipeline(tryonSpec, async (ctx, input, files) => {
         prompt: input.prompt ?? '',
         prompt_used: false,
         forced_cutting: input.forced_cutting,
-        crop: scaled(r.crop),
+        crop: input.forced_cutting ? scaled(r.crop) : { x: 0, y: 0, width: W, height: H },
         // Under 1 when the person photo had more than the version's max_work_pixels.
         work_scale: Math.round(k * 1000) / 1000,
         width: W,
@@ -578,6 +608,7 @@ export const tryon = definePipeline(tryonSpec, async (ctx, input, files) => {
       `garment from: ${r.garment.source === 'person' ? 'a person wearing it' : 'a product photo'}`,
       `parts: ${r.warped.map((w) => w.name).join(', ')}`,
       input.forced_cutting ? `3:4 crop: ${JSON.stringify(scaled(r.crop))}` : 'no crop',
+      ...(region ? [`worked on ${region.width}x${region.height} px of the photo around the target (at ${region.x}, ${region.y})`] : []),
       ...(k < 1 ? [`worked at ${work.width}x${work.height} px, ${k.toFixed(2)} of the photo's scale (over ${maxPixels} pixels), what changed scaled back up`] : []),
     ],
   };
