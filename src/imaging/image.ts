@@ -256,8 +256,9 @@ export async function resizeRgb(img: RgbImage, w: number, h: number, kernel: 'li
  * changed (`after` against `before`, the work input), `after` scaled up (bicubic) over `full`;
  * everywhere else `full`'s own pixels, byte for byte (scaled down and up again they would be a
  * softer copy). Inside the changed area's outline the picture blends from the photo's pixels to
- * the scaled-up change over about half a work pixel (its mask scaled up and feathered). The scaled-up change is smoother than the photo's own pixels around it: `grain`
- * (levels, 0: none) lays seeded noise of that strength over it. Returns `full`-sized RGB bytes.
+ * the scaled-up change over about half a work pixel (its mask scaled up and feathered). The
+ * scaled-up change is smoother than the photo's own pixels around it: `grain` (levels, 0: none)
+ * lays seeded noise of that strength over it. Returns `full`-sized RGB bytes.
  */
 export async function upscaleChanges(full: RgbImage, before: RgbImage, after: RgbImage, grain: number, seed: number): Promise<Uint8Array> {
   const { width: w, height: h } = before;

@@ -193,7 +193,6 @@ const moved = (f: Face, dx: number, dy: number, kx = 1, ky = 1): Face => ({
   keypoints: Object.fromEntries(Object.entries(f.keypoints).map(([k, p]) => [k, { ...p, x: (p.x + dx) * kx, y: (p.y + dy) * ky }])) as Face['keypoints'],
 });
 
-
 /** What analyze gives: the head at once, the rest once the models have found the photo's own hair. */
 export interface Analyzed {
   /** Enough to draw the hair (render.ts drawHair): the pipeline draws while the models run. */

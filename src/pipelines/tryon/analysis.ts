@@ -146,7 +146,7 @@ const REGION_MARGIN = 0.3, REGION_FACES = 0.8;
  * follows the target, not the photo. (BlazePose's own crop is no bound: it is as wide as the body
  * is tall.)
  */
-export async function personRegion(ctx: PipelineContext, image: RgbImage, found: { faces: Face[]; bodies: Detection[]; fi: number; bi: number }, t: StageTimer): Promise<Region | null> {
+export async function personRegion(ctx: PipelineContext, image: RgbImage, found: Found, t: StageTimer): Promise<Region | null> {
   const P = (k: string) => numberParam(ctx.params, k, 'tryon');
   const { width: W, height: H } = image;
   if (found.bi < 0) return null;
@@ -162,11 +162,15 @@ export async function personRegion(ctx: PipelineContext, image: RgbImage, found:
   return { x: x0, y: 0, width: x1 - x0, height: H };
 }
 
-export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: StageTimer, opts: { faceRequired?: boolean } = {}): Promise<PersonAnalysis> {
+/** findTarget's answer: the faces and body detections on a photo and the target's indices among them. */
+export type Found = Awaited<ReturnType<typeof findTarget>>;
+
+/** `found`: findTarget's answer on this same image, when the caller has it already. */
+export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: StageTimer, opts: { faceRequired?: boolean; found?: Found } = {}): Promise<PersonAnalysis> {
   const P = (k: string) => numberParam(ctx.params, k, 'tryon');
   const { width: W, height: H } = image;
   const none = { image, body: null, pose: null, face: undefined, others: [], person: new Uint8Array(W * H), everyone: new Uint8Array(W * H), instance: new Uint8Array(W * H), heightFraction: 0 };
-  const { faces, bodies, fi, bi } = await findTarget(ctx, image, t, opts.faceRequired);
+  const { faces, bodies, fi, bi } = opts.found ?? (await findTarget(ctx, image, t, opts.faceRequired));
   if (opts.faceRequired && !faces.length) return none;
   const face = faces[fi];
   if (bi < 0) return { ...none, face };

@@ -29,7 +29,7 @@ import { labAt, labMedians, skinColoured, srgbToLab } from '../../steps/color.ts
 import { giveBack, takeBytes, takeInts } from '../../imaging/scratch.ts';
 import { jsonFile, maskFile, pictureFile } from '../output.ts';
 import { definePipeline, type PipelineContext } from '../types.ts';
-import { analyzePerson, cropWindow, cutTo3by4, faceAndHair, findTarget, personRegion, type PersonAnalysis } from './analysis.ts';
+import { analyzePerson, cropWindow, cutTo3by4, faceAndHair, findTarget, personRegion, type Found, type PersonAnalysis } from './analysis.ts';
 import { armShapes, checkBody, checkLegsSeen, lerp, type Body, type P } from './body.ts';
 import { layerParts, PART_ORDER, removeUncovered, shadeAndBlend, type GarmentLayer } from './compose.ts';
 import { garmentSamples, productMask, productParts, type GarmentParts } from './garment.ts';
@@ -393,8 +393,9 @@ async function analyzeGarment(ctx: PipelineContext, image: RgbImage, type: Cloth
 }
 
 /** The whole try-on, with every intermediate (the demo's debug sheet draws them). */
-export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, personImg0: RgbImage, type: ClothesType, forcedCutting: boolean, t: StageTimer): Promise<TryonRender> {
-  let person = await analyzePerson(ctx, personImg0, t);
+/** `found`: findTarget's answer on `personImg0`, when the caller has it already. */
+export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, personImg0: RgbImage, type: ClothesType, forcedCutting: boolean, t: StageTimer, found?: Found): Promise<TryonRender> {
+  let person = await analyzePerson(ctx, personImg0, t, { found });
   let crop = { x: 0, y: 0, width: personImg0.width, height: personImg0.height };
   let window: Region = crop;
   if (forcedCutting && person.body) {
@@ -492,21 +493,23 @@ function alphaMask(alpha: Float32Array): Uint8Array {
   return out;
 }
 
-export const tryon = definePipeline(tryonSpec, async (ctx, input, files) => {
-  const type = input.clothes_type;
-  const t = stageTimer(ctx.signal);
-  const [garmentImg, personImg] = await t.time('decode', () =>
-    Promise.all([decodeImage(files.clothes_image[0]!, { maxPixels: ctx.maxPixels }), decodeImage(files.custom_model[0]!, { maxPixels: ctx.maxPixels })]),
-  );
-  // On a group photo the columns around the target (analysis.ts personRegion) are worked on and
-  // pasted back; not with forced_cutting, whose picture is a crop around her anyway.
-  const located = input.forced_cutting ? null : await findTarget(ctx, personImg, t);
+/**
+ * renderTryon on the part of the person photo worth working on, at the size worth working on, and
+ * its picture and garment mask back in the photo's pixels:
+ *   - on a group photo the columns around the target (analysis.ts personRegion), pasted back;
+ *     not with forced_cutting, whose picture is a crop around her anyway. The part's target must
+ *     be the photo's (its face's centre inside the photo's target face box), and a refusal is the
+ *     whole photo's to give: otherwise the whole photo is worked on (with the detections made).
+ *   - a part (or photo) of more than the version's max_work_pixels (a phone photo is 12 MP)
+ *     scaled down to that many pixels, and what changed scaled back up over its own pixels
+ *     (upscaleChanges): every stage after the models costs per pixel of the person (a 5.5 MP photo
+ *     of a standing person took 5 s on this project's 2-core machines). Every development photo
+ *     is smaller (at most ~1 MP) and is worked on at its own scale.
+ * `toPhoto` and `boxToPhoto` map the work picture's coordinates to the returned picture's.
+ */
+async function renderAtWorkSize(ctx: PipelineContext, garmentImg: RgbImage, personImg: RgbImage, type: ClothesType, forcedCutting: boolean, t: StageTimer) {
+  const located = forcedCutting ? undefined : await findTarget(ctx, personImg, t);
   let region = located ? await personRegion(ctx, personImg, located, t) : null;
-  // A person photo (or its part) of more than the version's max_work_pixels (a phone photo of 12
-  // MP) is worked on scaled down to that many pixels, and what changed is scaled back up over its
-  // own pixels: every stage after the models costs per pixel of the person, and a 5.5 MP photo of
-  // a standing person took 5 s on this project's 2-core machines. Every development photo is
-  // smaller (at most ~1 MP): those are worked on at their own scale.
   const maxPixels = numberParam(ctx.params, 'max_work_pixels', 'tryon');
   const attempt = async (part: Region | null) => {
     const photo = part ? await t.time('preprocess', () => cropRgb(personImg, part)) : personImg;
@@ -515,10 +518,9 @@ export const tryon = definePipeline(tryonSpec, async (ctx, input, files) => {
       const w = Math.max(1, Math.round(photo.width * k)), h = Math.max(1, Math.round(photo.height * k));
       return { data: await resizeRgb(photo, w, h), width: w, height: h };
     }) : photo;
-    return { photo, k, work, r: await renderTryon(ctx, garmentImg, work, type, input.forced_cutting, t) };
+    // The whole photo's own detections serve when it is worked on whole, at its own scale.
+    return { photo, k, work, r: await renderTryon(ctx, garmentImg, work, type, forcedCutting, t, !part && k === 1 ? located : undefined) };
   };
-  // The part's target must be the photo's (its face's centre inside the photo's target face box),
-  // and a refusal is the whole photo's to give: otherwise the whole photo is worked on.
   let run = region ? await attempt(region).catch(() => null) : null;
   if (run && region && located!.fi >= 0) {
     const f = run.r.person.face?.box, want = located!.faces[located!.fi]!.box;
@@ -531,7 +533,7 @@ export const tryon = definePipeline(tryonSpec, async (ctx, input, files) => {
     run = await attempt(null);
   }
   const { photo, k, work, r } = run;
-  // From the work photo's pixels to the person photo's (1 and 0 when worked on as it is).
+  // From the work picture's pixels to the photo's (1 and 0 when worked on as it is).
   const kx = photo.width / work.width, ky = photo.height / work.height;
   const ox = region?.x ?? 0, oy = region?.y ?? 0;
   let result = r.result, alpha = alphaMask(r.layer.alpha);
@@ -554,14 +556,27 @@ export const tryon = definePipeline(tryonSpec, async (ctx, input, files) => {
       alpha: pasteInto(new Uint8Array(personImg.width * personImg.height), personImg.width, alpha, part, 1),
     })));
   }
+  const moved = k < 1 || !!region;
+  const toPhoto = (p: readonly [number, number]): [number, number] => [p[0] * kx + ox, p[1] * ky + oy];
+  const boxToPhoto = <B extends { x: number; y: number; width: number; height: number }>(b: B): B =>
+    moved ? { ...b, x: Math.round(b.x * kx + ox), y: Math.round(b.y * ky + oy), width: Math.round(b.width * kx), height: Math.round(b.height * ky) } : b;
+  return { r, result, alpha, region, k, work, toPhoto, boxToPhoto };
+}
+
+export const tryon = definePipeline(tryonSpec, async (ctx, input, files) => {
+  const type = input.clothes_type;
+  const t = stageTimer(ctx.signal);
+  const [garmentImg, personImg] = await t.time('decode', () =>
+    Promise.all([decodeImage(files.clothes_image[0]!, { maxPixels: ctx.maxPixels }), decodeImage(files.custom_model[0]!, { maxPixels: ctx.maxPixels })]),
+  );
+  const { r, result, alpha, region, k, work, toPhoto, boxToPhoto } = await renderAtWorkSize(ctx, garmentImg, personImg, type, input.forced_cutting, t);
   const { width: W, height: H } = result;
   const [encoded, maskPng] = await t.time('encode', () =>
     Promise.all([pictureFile('result-1', result, input.output_format, numberParam(ctx.params, 'jpeg_quality', 'tryon')), maskFile('garment-mask.png', alpha, W, H)]),
   );
-  const round = (p: [number, number]) => [Math.round((p[0] * kx + ox) * 10) / 10, Math.round((p[1] * ky + oy) * 10) / 10];
+  const round = (p: [number, number]) => toPhoto(p).map((v) => Math.round(v * 10) / 10);
   const roundGarment = (p: [number, number]) => [Math.round(p[0] * 10) / 10, Math.round(p[1] * 10) / 10];
-  const scaled = <B extends { x: number; y: number; width: number; height: number }>(b: B): B =>
-    k < 1 || region ? { ...b, x: Math.round(b.x * kx + ox), y: Math.round(b.y * ky + oy), width: Math.round(b.width * kx), height: Math.round(b.height * ky) } : b;
+  const scaled = boxToPhoto;
   const strips = (s: Partial<Record<PartName, { centre: Array<[number, number]> }>>, r: (p: [number, number]) => number[]) => Object.fromEntries(Object.entries(s).map(([k, v]) => [k, v.centre.map(r)]));
   const b = r.body;
   const left: string[] = [];
@@ -609,7 +624,7 @@ export const tryon = definePipeline(tryonSpec, async (ctx, input, files) => {
       `parts: ${r.warped.map((w) => w.name).join(', ')}`,
       input.forced_cutting ? `3:4 crop: ${JSON.stringify(scaled(r.crop))}` : 'no crop',
       ...(region ? [`worked on ${region.width}x${region.height} px of the photo around the target (at ${region.x}, ${region.y})`] : []),
-      ...(k < 1 ? [`worked at ${work.width}x${work.height} px, ${k.toFixed(2)} of the photo's scale (over ${maxPixels} pixels), what changed scaled back up`] : []),
+      ...(k < 1 ? [`worked at ${work.width}x${work.height} px, ${k.toFixed(2)} of the photo's scale (over ${numberParam(ctx.params, 'max_work_pixels', 'tryon')} pixels), what changed scaled back up`] : []),
     ],
   };
 }, { modelThread: ['parser'] });
