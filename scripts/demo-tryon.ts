@@ -14,7 +14,7 @@ import { fetchAll } from '../src/tooling/fetch-graphs.ts';
 import { loadRegistry } from '../src/models/registry.ts';
 import { SessionCache } from '../src/models/sessions.ts';
 import type { PipelineContext } from '../src/pipelines/types.ts';
-import { renderTryon, type TryonRender } from '../src/pipelines/tryon/pipeline.ts';
+import { renderAtWorkSize, type TryonRender } from '../src/pipelines/tryon/pipeline.ts';
 import type { Strip } from '../src/pipelines/tryon/parts.ts';
 import { modelThreadGraphs } from '../src/pipelines/index.ts';
 
@@ -107,9 +107,11 @@ export async function demoTryon(garmentFile: string | undefined, args: string[])
   const ctx: PipelineContext = { params: v.manifest.params, session: (g: string) => sessions.get(v.id, g), maxPixels: 4e7 };
   const garment = await decodeImage(fs.readFileSync(garmentFile), { maxPixels: 4e7 });
   const person = await decodeImage(fs.readFileSync(personFile), { maxPixels: 4e7 });
-  const r = await renderTryon(ctx, garment, person, type as ClothesType, false, stageTimer());
+  // What the service does (the target's columns of a group photo, a large photo scaled down): the
+  // picture as it returns it, the debug sheet of the part it worked on, at the size it worked at.
+  const { r, result } = await renderAtWorkSize(ctx, garment, person, type as ClothesType, false, stageTimer());
   const out = values.out ?? 'tryon-result.jpg';
-  await raw(r.result).jpeg({ quality: 90 }).toFile(out);
+  await raw(result).jpeg({ quality: 90 }).toFile(out);
   const sheet = out.replace(/(\.[a-z]+)?$/, '-debug.jpg');
   await sharp(await debugSheet(r)).jpeg({ quality: 85 }).toFile(sheet);
   console.log(`wrote ${out} and ${sheet} (garment parts and strips; target instance green over everyone's mask red, landmarks, other skeletons red; part clips and body strips; warped parts; occlusion: face/hair blue, hands yellow, filled old clothing magenta; result)`);

@@ -507,7 +507,7 @@ function alphaMask(alpha: Float32Array): Uint8Array {
  *     is smaller (at most ~1 MP) and is worked on at its own scale.
  * `toPhoto` and `boxToPhoto` map the work picture's coordinates to the returned picture's.
  */
-async function renderAtWorkSize(ctx: PipelineContext, garmentImg: RgbImage, personImg: RgbImage, type: ClothesType, forcedCutting: boolean, t: StageTimer) {
+export async function renderAtWorkSize(ctx: PipelineContext, garmentImg: RgbImage, personImg: RgbImage, type: ClothesType, forcedCutting: boolean, t: StageTimer) {
   const located = forcedCutting ? undefined : await findTarget(ctx, personImg, t);
   let region = located ? await personRegion(ctx, personImg, located, t) : null;
   const maxPixels = numberParam(ctx.params, 'max_work_pixels', 'tryon');
