@@ -21,7 +21,7 @@
 // input and returned in tryon.json; this version does not interpret it.
 import type { ClothesType } from '../../domain/job.ts';
 import { AppError } from '../../errors/codes.ts';
-import { copyBytes, cropRgb, decodeImage, pasteInto, placeMask, resizeRgb, upscaleChanges, type RgbImage } from '../../imaging/image.ts';
+import { copyBytes, cropRgb, decodeImage, pasteInto, resizeRgb, type RgbImage } from '../../imaging/image.ts';
 import { close, closeInBox, componentsTouching, fillHoles, floodWhere, grownMaskBox, maskBox, type Region } from '../../imaging/morphology.ts';
 import { numberParam } from '../../models/params.ts';
 import { stageTimer, type StageTimer } from '../../domain/stage-timer.ts';
@@ -31,7 +31,7 @@ import { jsonFile, maskFile, pictureFile } from '../output.ts';
 import { definePipeline, type PipelineContext } from '../types.ts';
 import { analyzePerson, cropWindow, cutTo3by4, faceAndHair, findTarget, personRegion, type Found, type PersonAnalysis } from './analysis.ts';
 import { armShapes, checkBody, checkLegsSeen, lerp, type Body, type P } from './body.ts';
-import { layerParts, PART_ORDER, removeUncovered, shadeAndBlend, type GarmentLayer } from './compose.ts';
+import { garmentAtScale, layerParts, PART_ORDER, removeUncovered, shadeAndBlend, type GarmentLayer } from './compose.ts';
 import { garmentSamples, productMask, productParts, type GarmentParts } from './garment.ts';
 import { clothingMask, wornParts } from './garment-worn.ts';
 import { bodyParts, shapesMask, type BodyParts, type Cuff, type PartName } from './parts.ts';
@@ -50,6 +50,8 @@ export interface TryonRender {
   parts: BodyParts;
   warped: Array<{ name: PartName; warped: Float32Array; region: Region; clip: Uint8Array; cuff?: Cuff }>;
   layer: GarmentLayer;
+  /** `image` with the old clothing the garment leaves uncovered filled: the picture under the garment. */
+  under: RgbImage;
   hole: Uint8Array;
   filled: number;
   crop: { x: number; y: number; width: number; height: number };
@@ -476,7 +478,7 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
     return removeUncovered(image, layer, parts.band, clothing, background, skinLike);
   });
   const result = await t.time('composite', () => shadeAndBlend(image, removal.image, layer, body.size));
-  return { image, result, person, body, protect, garment, parts, warped, layer, hole: removal.hole, filled: removal.filled, crop, window };
+  return { image, result, person, body, protect, garment, parts, warped, layer, under: removal.image, hole: removal.hole, filled: removal.filled, crop, window };
 }
 
 /**
@@ -502,9 +504,9 @@ function alphaMask(alpha: Float32Array): Uint8Array {
  *     whole photo's to give: otherwise the whole photo is worked on (with the detections made).
  *   - a part (or photo) of more than the version's max_work_pixels (a phone photo is 12 MP)
  *     scaled down to that many pixels, and what changed scaled back up over its own pixels
- *     (upscaleChanges): every stage after the models costs per pixel of the person (a 5.5 MP photo
- *     of a standing person took 5 s on this project's 2-core machines). Every development photo
- *     is smaller (at most ~1 MP) and is worked on at its own scale.
+ *     (compose.ts garmentAtScale): every stage after the models costs per pixel of the person
+ *     (a 5.5 MP photo of a standing person took 5 s on this project's 2-core machines). Every
+ *     development photo is smaller (at most ~1 MP) and is worked on at its own scale.
  * `toPhoto` and `boxToPhoto` map the work picture's coordinates to the returned picture's.
  */
 export async function renderAtWorkSize(ctx: PipelineContext, garmentImg: RgbImage, personImg: RgbImage, type: ClothesType, forcedCutting: boolean, t: StageTimer) {
@@ -542,8 +544,7 @@ export async function renderAtWorkSize(ctx: PipelineContext, garmentImg: RgbImag
       const w = r.window;
       const box = { x: Math.round(w.x * kx), y: Math.round(w.y * ky), width: Math.round(w.width * kx), height: Math.round(w.height * ky) };
       const full = box.x === 0 && box.y === 0 && box.width === photo.width && box.height === photo.height ? photo : await cropWindow(photo, box);
-      const data = await upscaleChanges(full, r.image, r.result, 0, 1);
-      const mask = await placeMask(alpha, r.image.width, r.image.height, full.width, full.height, 0, { width: full.width, height: full.height, left: 0, top: 0 });
+      const { data, mask } = await garmentAtScale(full, r.image, r.under, r.result, r.layer.alpha);
       return { picture: { data, width: full.width, height: full.height }, mask };
     });
     result = at.picture;
