@@ -251,6 +251,12 @@ export async function resizeRgb(img: RgbImage, w: number, h: number, kernel: 'li
   return rawInput(img).resize(w, h, { fit: 'fill', kernel }).raw().toBuffer();
 }
 
+/** An image scaled by k (each side rounded, at least 1 px). */
+export async function scaledRgb(img: RgbImage, k: number): Promise<RgbImage> {
+  const w = Math.max(1, Math.round(img.width * k)), h = Math.max(1, Math.round(img.height * k));
+  return { data: await resizeRgb(img, w, h), width: w, height: h };
+}
+
 /**
  * A picture worked on at a smaller scale put back at full resolution: where the work picture
  * changed (`after` against `before`, the work input), `after` scaled up (bicubic) over `full`;
@@ -329,24 +335,29 @@ export async function resizedBox(src: Uint8Array, w: number, h: number, channels
 }
 
 /**
+ * The pixels of `box` (integer x, y; it may reach past the image: the edge pixels are repeated).
+ * Returns HWC RGB bytes.
+ */
+export async function cropPadded(img: RgbImage, box: Region): Promise<Uint8Array> {
+  const { x: x0, y: y0, width: w, height: h } = box;
+  const left = Math.max(0, x0), top = Math.max(0, y0);
+  const right = Math.min(img.width, x0 + w), bottom = Math.min(img.height, y0 + h);
+  return rawInput(img)
+    .extract({ left, top, width: Math.max(1, right - left), height: Math.max(1, bottom - top) })
+    .extend({ left: left - x0, top: top - y0, right: x0 + w - right, bottom: y0 + h - bottom, extendWith: 'copy' })
+    .raw()
+    .toBuffer();
+}
+
+/**
  * Crops the square [x, y, side, side] (which may reach past the image: the edge pixels are
  * repeated) and resizes it to size x size with proper filtering. Returns HWC RGB bytes.
  */
 export async function cropSquare(img: RgbImage, x: number, y: number, side: number, size: number): Promise<Uint8Array> {
-  const x0 = Math.round(x);
-  const y0 = Math.round(y);
   const s = Math.max(1, Math.round(side));
-  const left = Math.max(0, x0);
-  const top = Math.max(0, y0);
-  const right = Math.min(img.width, x0 + s);
-  const bottom = Math.min(img.height, y0 + s);
   // Two passes: sharp runs resize before extend whatever the call order, so the padded square
   // is materialized first.
-  const padded = await rawInput(img)
-    .extract({ left, top, width: Math.max(1, right - left), height: Math.max(1, bottom - top) })
-    .extend({ left: left - x0, top: top - y0, right: x0 + s - right, bottom: y0 + s - bottom, extendWith: 'copy' })
-    .raw()
-    .toBuffer();
+  const padded = await cropPadded(img, { x: Math.round(x), y: Math.round(y), width: s, height: s });
   return sharp(padded, { raw: { width: s, height: s, channels: 3 } }).resize(size, size, { fit: 'fill', kernel: 'linear' }).raw().toBuffer();
 }
 
@@ -363,28 +374,14 @@ export async function placeMask(
   featherPx: number,
   canvas: { width: number; height: number; left: number; top: number },
 ): Promise<Uint8Array> {
-  // sharp widens 1-channel raw input to sRGB on output unless told 'b-w': keep one channel.
-  let scaled = await sharp(mask, { raw: { width: w, height: h, channels: 1 } })
-    .resize(Math.max(1, Math.round(outW)), Math.max(1, Math.round(outH)), { fit: 'fill', kernel: 'linear' })
-    .toColourspace('b-w')
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  // A second pass so the blur runs after the resize.
-  if (featherPx > 0) {
-    scaled = await sharp(scaled.data, { raw: { width: scaled.info.width, height: scaled.info.height, channels: 1 } })
-      .blur(Math.max(0.3, featherPx))
-      .toColourspace('b-w')
-      .raw()
-      .toBuffer({ resolveWithObject: true });
-  }
-  if (scaled.info.channels !== 1) throw new Error(`placeMask: expected 1 channel, got ${scaled.info.channels}`);
+  const sw = Math.max(1, Math.round(outW)), sh = Math.max(1, Math.round(outH));
+  const scaled = await resizedBox(mask, w, h, 1, sw, sh, { x: 0, y: 0, width: sw, height: sh }, 'linear', featherPx);
   const out = new Uint8Array(canvas.width * canvas.height);
-  const { width: sw, height: sh } = scaled.info;
   // Row by row, the part of each row inside the canvas in one copy.
   const left = Math.round(canvas.left), top = Math.round(canvas.top);
   const x0 = Math.max(0, -left), x1 = Math.min(sw, canvas.width - left);
   for (let y = Math.max(0, -top); y < Math.min(sh, canvas.height - top) && x1 > x0; y++) {
-    out.set(scaled.data.subarray(y * sw + x0, y * sw + x1), (y + top) * canvas.width + left + x0);
+    out.set(scaled.subarray(y * sw + x0, y * sw + x1), (y + top) * canvas.width + left + x0);
   }
   return out;
 }

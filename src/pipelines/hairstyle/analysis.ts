@@ -1,7 +1,7 @@
 // Analysis of the hairstyle photos: the best photo and its target face (steps/photo-choice), FaceMesh
 // landmarks and the face frame, the face region to keep (inside the oval, below the brows), and the
 // photo's own hair (hair.ts). Everything the renderer and the removal need, computed once per task.
-import { cropRgb, resizeRgb, type RgbImage } from '../../imaging/image.ts';
+import { cropRgb, scaledRgb, type RgbImage } from '../../imaging/image.ts';
 import type { Face } from '../../steps/face-detection.ts';
 import { numberParam, stringParam } from '../../models/params.ts';
 import type { StageTimer } from '../../domain/stage-timer.ts';
@@ -209,6 +209,8 @@ export interface Analyzed {
    * version's max_work_face): the analysis, and so the pictures, are of the region resized by it.
    */
   scale: number;
+  /** The work region's pixels at the photo's own scale (the chosen photo itself without a region). */
+  part: RgbImage;
 }
 
 export async function analyze(ctx: PipelineContext, images: readonly RgbImage[], t: StageTimer): Promise<Analyzed> {
@@ -230,12 +232,12 @@ export async function analyze(ctx: PipelineContext, images: readonly RgbImage[],
   const maxFace = P('max_work_face');
   const side = Math.max(chosen.face.box.width, chosen.face.box.height);
   const scale = side > maxFace ? maxFace / side : 1;
+  // The region at the photo's own scale, what the caller scales the changes back up over.
+  const part = best.image;
   if (scale < 1) {
-    const { width: rw, height: rh } = best.image;
-    const w = Math.max(1, Math.round(rw * scale)), h = Math.max(1, Math.round(rh * scale));
-    const kx = w / rw, ky = h / rh;
-    const data = await t.time('preprocess', () => resizeRgb(best.image, w, h));
-    best = { ...best, image: { data, width: w, height: h }, face: moved(best.face, 0, 0, kx, ky), others: best.others.map((f) => moved(f, 0, 0, kx, ky)) };
+    const image = await t.time('preprocess', () => scaledRgb(part, scale));
+    const kx = image.width / part.width, ky = image.height / part.height;
+    best = { ...best, image, face: moved(best.face, 0, 0, kx, ky), others: best.others.map((f) => moved(f, 0, 0, kx, ky)) };
   }
   const mesh = await ctx.session('landmarks');
   const { points: lm } = await meshFromFace(mesh, best.image, best.face, P('mesh_crop_scale'), P('mesh_size'), t, ['landmarks', 'landmarks', 'landmarks']);
@@ -290,7 +292,7 @@ export async function analyze(ctx: PipelineContext, images: readonly RgbImage[],
   if (light.monochrome) notes.push('the photo is black and white: the new hair is drawn in grey at the colour\'s lightness');
   if (region) notes.push(`worked on ${region.width}x${region.height} px of the photo around the face (at ${region.x}, ${region.y})`);
   if (scale < 1) notes.push(`worked at ${W}x${H} px, ${scale.toFixed(2)} of the photo's scale (a face over ${maxFace} px wide), what changed scaled back up`);
-  return { head: base, light, complete, notes, chosen, region, scale };
+  return { head: base, light, complete, notes, chosen, region, scale, part };
 }
 
 /** analyze, waited out: the complete analysis at once (for tools and tests that draw afterwards). */

@@ -15,7 +15,7 @@
 // composite.ts's: a generative ONNX version can replace drawHair without touching analysis,
 // removal or compositing.
 import { createHash } from 'node:crypto';
-import { copyBytes, copyImage, cropRgb, decodeImage, pasteInto, placeMask, upscaleChanges, type RgbImage } from '../../imaging/image.ts';
+import { copyBytes, copyImage, decodeImage, pasteInto, placeMask, upscaleChanges, type RgbImage } from '../../imaging/image.ts';
 import { numberParam } from '../../models/params.ts';
 import { stageTimer } from '../../domain/stage-timer.ts';
 import { jsonFile, maskFile, pictureFile } from '../output.ts';
@@ -37,7 +37,7 @@ export const hairstyle = definePipeline(hairstyleSpec, async (ctx, input, files)
   const t = stageTimer(ctx.signal);
   const photos = files.image_files;
   const images = await t.time('decode', () => Promise.all(photos.map((bytes) => decodeImage(bytes, { maxPixels: ctx.maxPixels }))));
-  const { head, light, complete, notes, chosen, region, scale } = await analyze(ctx, images, t);
+  const { head, light, complete, notes, chosen, region, scale, part } = await analyze(ctx, images, t);
   // Deterministic variants: the same photos and choices give the same pictures on a retry.
   const digest = createHash('sha256');
   for (const bytes of photos) digest.update(bytes);
@@ -55,7 +55,7 @@ export const hairstyle = definePipeline(hairstyleSpec, async (ctx, input, files)
   const n = input.num_outputs;
   // Worked at a smaller scale (a face over the version's max_work_face): what changed is scaled back up over the
   // region's own pixels, with the photo's grain at its own resolution.
-  const atScale = scale < 1 ? { full: region ? cropRgb(chosen.image, region) : chosen.image, grain: 1.7 * grainInFace(chosen.image, chosen.face.box) } : null;
+  const atScale = scale < 1 ? { full: part, grain: 1.7 * grainInFace(chosen.image, chosen.face.box) } : null;
   const backToPhoto = async (done: RgbImage, k: number): Promise<RgbImage> =>
     atScale ? { data: await upscaleChanges(atScale.full, analysis.image, done, atScale.grain, seed + k), width: atScale.full.width, height: atScale.full.height } : done;
   const maskToPhoto = async (mask: Uint8Array): Promise<Uint8Array> =>

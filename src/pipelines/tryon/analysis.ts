@@ -10,7 +10,7 @@
 //   (BiSeNet, [1, 384, 384, 3] NHWC on a square of 2.2 face sizes; long hair below it grown by
 //   colour through the instance), never covered by the garment.
 import { AppError } from '../../errors/codes.ts';
-import { cropSquare, type RgbImage } from '../../imaging/image.ts';
+import { cropPadded, type RgbImage } from '../../imaging/image.ts';
 import { placeMaskResampled, resampleSquare } from '../../imaging/resample.ts';
 import { numberParam } from '../../models/params.ts';
 import type { StageTimer } from '../../domain/stage-timer.ts';
@@ -104,11 +104,6 @@ function faceShapes(f: Face): Shape[] {
 }
 
 /**
- * Faces, bodies, the target's landmarks, the person mask and the target's instance.
- * `faceRequired`: a photo with no face is answered as one with no person, without looking for
- * bodies (the garment photo: without a face it is taken as a product photo anyway).
- */
-/**
  * The faces and body detections on a photo and the target among them: the best-scoring face that
  * has a body (a face cut by the photo's edge may have none), else the best body; -1 where none.
  * With `faceRequired` and no face, no bodies are looked for.
@@ -165,7 +160,12 @@ export async function personRegion(ctx: PipelineContext, image: RgbImage, found:
 /** findTarget's answer: the faces and body detections on a photo and the target's indices among them. */
 export type Found = Awaited<ReturnType<typeof findTarget>>;
 
-/** `found`: findTarget's answer on this same image, when the caller has it already. */
+/**
+ * Faces, bodies, the target's landmarks, the person mask and the target's instance.
+ * `faceRequired`: a photo with no face is answered as one with no person, without looking for
+ * bodies (the garment photo: without a face it is taken as a product photo anyway). `found`:
+ * findTarget's answer on this same image, when the caller has it already.
+ */
 export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: StageTimer, opts: { faceRequired?: boolean; found?: Found } = {}): Promise<PersonAnalysis> {
   const P = (k: string) => numberParam(ctx.params, k, 'tryon');
   const { width: W, height: H } = image;
@@ -319,21 +319,9 @@ export async function cutTo3by4(p: PersonAnalysis): Promise<{ image: RgbImage; c
   // The window's own top-left pixel (crop's x and y, rounded from its centre, may be a pixel off).
   const side = Math.max(w, h);
   const window = { x: Math.round(cx - side / 2) + Math.round((side - w) / 2), y: Math.round(cy - side / 2) + Math.round((side - h) / 2), width: w, height: h };
-  return { image: await cropWindow(p.image, window), crop, window };
+  return { image: { data: await cropPadded(p.image, window), width: w, height: h }, crop, window };
 }
 
-/**
- * The pixels of `box` (integer; it may reach past the photo: the edge pixels repeated): a square
- * crop of its long side from its top-left (cropSquare), then the box out of it.
- */
-export async function cropWindow(image: RgbImage, box: Region): Promise<RgbImage> {
-  const { width: w, height: h } = box;
-  const side = Math.max(w, h);
-  const sq = await cropSquare(image, box.x, box.y, side, side);
-  const data = new Uint8Array(w * h * 3);
-  for (let y = 0; y < h; y++) data.set(sq.subarray(y * side * 3, (y * side + w) * 3), y * w * 3);
-  return { data, width: w, height: h };
-}
 
 /** Face, ears and hair of the target (never covered by the garment), 0/1 at full resolution; and the face's skin colour. */
 export async function faceAndHair(ctx: PipelineContext, p: PersonAnalysis, t: StageTimer): Promise<{ protect: Uint8Array; skin: [number, number, number] | null }> {

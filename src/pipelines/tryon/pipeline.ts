@@ -21,7 +21,7 @@
 // input and returned in tryon.json; this version does not interpret it.
 import type { ClothesType } from '../../domain/job.ts';
 import { AppError } from '../../errors/codes.ts';
-import { copyBytes, cropRgb, decodeImage, pasteInto, resizeRgb, type RgbImage } from '../../imaging/image.ts';
+import { copyBytes, cropPadded, cropRgb, decodeImage, pasteInto, scaledRgb, type RgbImage } from '../../imaging/image.ts';
 import { close, closeInBox, componentsTouching, fillHoles, floodWhere, grownMaskBox, maskBox, type Region } from '../../imaging/morphology.ts';
 import { numberParam } from '../../models/params.ts';
 import { stageTimer, type StageTimer } from '../../domain/stage-timer.ts';
@@ -29,7 +29,7 @@ import { labAt, labMedians, skinColoured, srgbToLab } from '../../steps/color.ts
 import { giveBack, takeBytes, takeInts } from '../../imaging/scratch.ts';
 import { jsonFile, maskFile, pictureFile } from '../output.ts';
 import { definePipeline, type PipelineContext } from '../types.ts';
-import { analyzePerson, cropWindow, cutTo3by4, faceAndHair, findTarget, personRegion, type Found, type PersonAnalysis } from './analysis.ts';
+import { analyzePerson, cutTo3by4, faceAndHair, findTarget, personRegion, type Found, type PersonAnalysis } from './analysis.ts';
 import { armShapes, checkBody, checkLegsSeen, lerp, type Body, type P } from './body.ts';
 import { garmentAtScale, layerParts, PART_ORDER, removeUncovered, shadeAndBlend, type GarmentLayer } from './compose.ts';
 import { garmentSamples, productMask, productParts, type GarmentParts } from './garment.ts';
@@ -516,14 +516,12 @@ export async function renderAtWorkSize(ctx: PipelineContext, garmentImg: RgbImag
   const attempt = async (part: Region | null) => {
     const photo = part ? await t.time('preprocess', () => cropRgb(personImg, part)) : personImg;
     const k = photo.width * photo.height > maxPixels ? Math.sqrt(maxPixels / (photo.width * photo.height)) : 1;
-    const work = k < 1 ? await t.time('preprocess', async () => {
-      const w = Math.max(1, Math.round(photo.width * k)), h = Math.max(1, Math.round(photo.height * k));
-      return { data: await resizeRgb(photo, w, h), width: w, height: h };
-    }) : photo;
+    const work = k < 1 ? await t.time('preprocess', () => scaledRgb(photo, k)) : photo;
     // The whole photo's own detections serve when it is worked on whole, at its own scale.
     return { photo, k, work, r: await renderTryon(ctx, garmentImg, work, type, forcedCutting, t, !part && k === 1 ? located : undefined) };
   };
-  let run = region ? await attempt(region).catch(() => null) : null;
+  // (Only a refusal falls back: a cancelled task or a failing model stops here.)
+  let run = region ? await attempt(region).catch((e: unknown) => (e instanceof AppError && e.code === 'NO_PERSON_FOUND' ? null : Promise.reject(e))) : null;
   if (run && region && located!.fi >= 0) {
     const f = run.r.person.face?.box, want = located!.faces[located!.fi]!.box;
     const kx = run.photo.width / run.work.width, ky = run.photo.height / run.work.height;
@@ -543,7 +541,7 @@ export async function renderAtWorkSize(ctx: PipelineContext, garmentImg: RgbImag
     const at = await t.time('composite', async () => {
       const w = r.window;
       const box = { x: Math.round(w.x * kx), y: Math.round(w.y * ky), width: Math.round(w.width * kx), height: Math.round(w.height * ky) };
-      const full = box.x === 0 && box.y === 0 && box.width === photo.width && box.height === photo.height ? photo : await cropWindow(photo, box);
+      const full = box.x === 0 && box.y === 0 && box.width === photo.width && box.height === photo.height ? photo : { data: await cropPadded(photo, box), width: box.width, height: box.height };
       const { data, mask } = await garmentAtScale(full, r.image, r.under, r.result, r.layer.alpha);
       return { picture: { data, width: full.width, height: full.height }, mask };
     });
@@ -577,7 +575,6 @@ export const tryon = definePipeline(tryonSpec, async (ctx, input, files) => {
   );
   const round = (p: [number, number]) => toPhoto(p).map((v) => Math.round(v * 10) / 10);
   const roundGarment = (p: [number, number]) => [Math.round(p[0] * 10) / 10, Math.round(p[1] * 10) / 10];
-  const scaled = boxToPhoto;
   const strips = (s: Partial<Record<PartName, { centre: Array<[number, number]> }>>, r: (p: [number, number]) => number[]) => Object.fromEntries(Object.entries(s).map(([k, v]) => [k, v.centre.map(r)]));
   const b = r.body;
   const left: string[] = [];
@@ -592,14 +589,14 @@ export const tryon = definePipeline(tryonSpec, async (ctx, input, files) => {
         prompt: input.prompt ?? '',
         prompt_used: false,
         forced_cutting: input.forced_cutting,
-        crop: input.forced_cutting ? scaled(r.crop) : { x: 0, y: 0, width: W, height: H },
+        crop: input.forced_cutting ? boxToPhoto(r.crop) : { x: 0, y: 0, width: W, height: H },
         // Under 1 when the person photo had more than the version's max_work_pixels.
         work_scale: Math.round(k * 1000) / 1000,
         width: W,
         height: H,
         target: {
           rule: 'the largest, most central person: face box area x (1 - 0.6 x distance from the centre / half the diagonal)',
-          face: r.person.face ? scaled(r.person.face.box) : null,
+          face: r.person.face ? boxToPhoto(r.person.face.box) : null,
           other_people: r.person.others.length,
           height_fraction: Math.round(r.person.heightFraction * 1000) / 1000,
         },
@@ -623,7 +620,7 @@ export const tryon = definePipeline(tryonSpec, async (ctx, input, files) => {
       `clothes type: ${type}`,
       `garment from: ${r.garment.source === 'person' ? 'a person wearing it' : 'a product photo'}`,
       `parts: ${r.warped.map((w) => w.name).join(', ')}`,
-      input.forced_cutting ? `3:4 crop: ${JSON.stringify(scaled(r.crop))}` : 'no crop',
+      input.forced_cutting ? `3:4 crop: ${JSON.stringify(boxToPhoto(r.crop))}` : 'no crop',
       ...(region ? [`worked on ${region.width}x${region.height} px of the photo around the target (at ${region.x}, ${region.y})`] : []),
       ...(k < 1 ? [`worked at ${work.width}x${work.height} px, ${k.toFixed(2)} of the photo's scale (over ${numberParam(ctx.params, 'max_work_pixels', 'tryon')} pixels), what changed scaled back up`] : []),
     ],
