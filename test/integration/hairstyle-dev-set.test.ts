@@ -255,11 +255,10 @@ const FILL_CHROMA = 0.74;
  * fix must remove its entry). Listed in the README and the closing note.
  */
 const KNOWN: Record<string, string> = {
-  // Judged on someone else's hair: the neighbour's face, cut by the photo's edge, is not found by the
-  // reference FaceMesh, so her hair beside the target's cheek counts as the target's; the parser's
-  // labels on it flicker with changes elsewhere in the photo (0.12 to 0.16 across stop 23's
-  // commits). The target's own long hair is gone on the debug overlay.
-  's6-right-mirror|longHair': "Braided Crown, pink: the hair still counted is the undetected neighbour's, beside the target's cheek",
+  // (s6-right mirrored, Braided Crown pink: judged on someone else's hair, the neighbour's face cut
+  // by the photo's edge and not found by the reference FaceMesh, her hair beside the target's cheek
+  // counted as the target's; the parser's labels on it flicker with changes elsewhere in the photo,
+  // 0.12 to 0.16 across stop 23's commits, 0.097 with algorithm 65's flatter braid.)
   // s5-back's long hair hanging behind her shoulder on the image's left stays on the picture
   // (README); the parser's count of it flickers with changes elsewhere in the photo: 0.192 before
   // stop 42's skin fill, 0.138 after it, 0.194 with algorithm 53's paler pink on her Bowl Cut.
@@ -278,11 +277,11 @@ const KNOWN: Record<string, string> = {
   // domes, braids, ropes, facets and a dyed colour; the long straight and wavy styles read as hair.
   's5-front|readsAsHair-long': "Lowpoly, purple: Lowpoly's flat facets read as a hat to the face parser (the style is a stylisation by name)",
   's5-front|readsAsHair-short': "Mohawk, green: the solid pixels are mostly the shaved sides, which the face parser reads as a hat or background on this dark photo (16% hair; 10% since stop 37's softer seams beside her neck)",
-  's5-right|readsAsHair-long': "Bombshell Curls, grey: the curl mass reads as a hat or cloth to the face parser (grey, crimped strands)",
+  // (Bombshell Curls in grey read as a hat or cloth on s5-right, rotated 50 and at 0.6 scale until
+  // algorithm 65's looser curls with lighter creases: 0.78, 0.71, 0.90.)
   's5-right-rot-15|readsAsHair-short': "Mohawk, blonde: the solid pixels are mostly the shaved sides, which the face parser reads as background or skin (29% hair, 4% hat)",
   // (s5-right rotated -15: her hair between her cheek and her neighbour's shoulder read as hair
   // left, 0.13-0.18, until stop 42 turned the body model with her head: 0.016.)
-  's5-right-rot50|readsAsHair-long': "Bombshell Curls, grey: the curl mass reads as a hat or cloth to the face parser (grey, crimped strands)",
   's5-right-rot50|readsAsHair-short': "Short Curly, white: the short curly dome reads as a knitted cap to the face parser",
   's5-top-x1.6|readsAsHair-long': "Lowpoly, purple: Lowpoly's flat facets read as a hat to the face parser (the style is a stylisation by name)",
   's5-top-x1.6|readsAsHair-short': "Short Hair, green: dyed (green) short hair reads as a hat to the face parser (0.23 at the paint-like chroma before algorithm 53, 0.48 with it)",
@@ -295,7 +294,6 @@ const KNOWN: Record<string, string> = {
   // geometry's checks hold on all three (other people, far background, face, landmarks); the look's
   // fail as on the full-size photos, by style and colour.
   's5-left-x0.6|readsAsHair-short': 'Bowl Cut, white: the white bowl reads as a hat to the face parser (0.26) at this size',
-  's5-left-x0.6|readsAsHair-long': 'Bombshell Curls, grey: the curl mass reads as a hat or cloth to the face parser (grey, crimped strands), as on s5-right',
   's6-right-x0.6|longHair': "Mohawk, pink: as on s6-right mirrored, the reference FaceMesh finds one face in this crop (the neighbour's, cut by its edge, is not found), and her hair beside the target's cheek counts as the target's (0.22)",
   's6-right-x0.6|readsAsHair-long': 'Dreadlocks, blue: blue locks read as a hat to the face parser (0.09), as on s6-left and s6-right mirrored',
   // Ears the old hair hid, drawn since algorithm 45 (ears.ts), that the parser does not see: on these

@@ -330,9 +330,11 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       }
       const s = Math.atan2(v - cy, u) * 9; // position along the arc
       const across = ((r - 1) * 0.6) / 0.08; // -1..1 across the band
-      // Three strands plaited: lobes alternating from each side, each lobe a rounded bundle.
+      // Three strands plaited: lobes alternating from each side, each lobe a rounded bundle; at
+      // half the contrast it had before algorithm 65 (a braid of deep lobes read as a beret's
+      // pleats in dyes and grey).
       const lobe = Math.abs(fract(s + (across > 0 ? 0.25 : -0.25) + across * 0.45) - 0.5) * 2;
-      return 0.2 + 0.75 * (1 - lobe * lobe) - 0.9 * across * across * across * across - 0.35;
+      return 0.5 * (0.2 + 0.75 * (1 - lobe * lobe) - 0.9 * across * across * across * across - 0.35);
     },
   }),
   'Long Layers': {
@@ -487,7 +489,8 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     strands: 1,
     gloss: 0.7,
     bulk: { cy: 0.45, rx: 0.95, ry: 1.1 },
-    curl: { period: 0.34, amp: 0.065 },
+    // Big loose curls: a long swing (0.34 and 0.065 before algorithm 65: tight crimps).
+    curl: { period: 0.55, amp: 0.055 },
     sdf(u, v, c) {
       const { a, p } = c;
       const top = a.forehead - 0.72 * p.volume;
@@ -505,7 +508,9 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       return parted(u, v, c, 0);
     },
     shade(u, v, c) {
-      return 0.4 * curls(u, v, 6.5, c.p.seed, c.px);
+      // The curl clumps' relief kept light (0.4 before algorithm 65): their dark creases, over
+      // tight swings, made a dyed or grey mass read as a hat or a poodle wig to the face parser.
+      return 0.2 * curls(u, v, 6.5, c.p.seed, c.px);
     },
   },
   Lowpoly: {
@@ -606,7 +611,9 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
       return Math.atan2(u, Math.max(0.05, v - (c.a.forehead - 0.3)));
     },
     shade(u, v, c) {
-      return 0.4 * curls(u, v, 11, c.p.seed, c.px);
+      // Light relief (0.4 before algorithm 65): deep creases between the curl clumps read as the
+      // ribs of a knitted cap to the face parser (0.09 -> 0.32 of the solid pixels as hair in dyes).
+      return 0.15 * curls(u, v, 11, c.p.seed, c.px);
     },
   },
   Mohawk: showsHairline({
