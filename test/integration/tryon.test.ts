@@ -931,6 +931,22 @@ describe('try-on inputs', () => {
     expect((err as Error).message).toMatch(/^the model image does not show where the person's image-right leg is \(the body model places it on something else, as for a leg hidden behind another person\), which lower_body needs$/);
   }, 60_000);
 
+  it('refuses a person whose body the body model mixes with the people she sits among (the garment would lie on them)', async () => {
+    // Face-api's sample5 cut to 900x1000 at (300, 200): five women on stairs, the target (the
+    // largest, most central face) the woman in black sitting at its centre left, her knees drawn
+    // up among the others' legs. BlazePose makes her out (presence 0.99) but lays her hips and
+    // knees on the legs of the woman in red above her: the T-shirt was drawn as a striped patch on
+    // a leg at the bottom of the picture, the dress across the other woman's thighs. Now refused,
+    // naming why, with the share measured on the other people's own BlazePose skeletons.
+    const model = await sharp(await facePhoto('sample5')).extract({ left: 300, top: 200, width: 900, height: 1000 }).jpeg({ quality: 92 }).toBuffer();
+    for (const [type, garment] of [['upper_body', tshirt], ['dresses', dress]] as const) {
+      const err = await run(type, await garment(), model).catch((e: Error) => e);
+      expect(err, type).toBeInstanceOf(Error);
+      expect((err as Error).message, type).toMatch(/^the body of the person in the model image cannot be told apart from the people around them: (\d+)% of the garment would lie on another person's body \(at most 15%\)/);
+      expect(Number((err as Error).message.match(/: (\d+)% of the garment/)![1]), type).toBeGreaterThan(30);
+    }
+  }, 120_000);
+
   it("works on the target's columns of a group photo and pastes them back: her neighbours get no garment (hand-annotated boxes)", async () => {
     // group-four (the whole of face-api's sample6 at 960 px). Without forced_cutting the try-on
     // works on the columns around the target's BlazePose landmarks (the note says which): on that

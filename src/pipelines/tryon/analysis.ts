@@ -51,6 +51,8 @@ export interface PersonAnalysis {
   face: Face | undefined;
   /** Other people's skeletons (capsules), for the split and the debug sheet. */
   others: Shape[][];
+  /** How many of `others` (the first ones) are BlazePose skeletons; the rest are known by a face only. */
+  otherBodies: number;
   /** Person probability 0..255 at full resolution: Selfie (everyone) where BlazePose's mask of the target agrees. */
   person: Uint8Array;
   /** Selfie's probability of anyone, 0..255, on its square around the target (0 outside it). */
@@ -169,7 +171,7 @@ export type Found = Awaited<ReturnType<typeof findTarget>>;
 export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: StageTimer, opts: { faceRequired?: boolean; found?: Found } = {}): Promise<PersonAnalysis> {
   const P = (k: string) => numberParam(ctx.params, k, 'tryon');
   const { width: W, height: H } = image;
-  const none = { image, body: null, pose: null, face: undefined, others: [], person: new Uint8Array(W * H), everyone: new Uint8Array(W * H), instance: new Uint8Array(W * H), heightFraction: 0 };
+  const none = { image, body: null, pose: null, face: undefined, others: [], otherBodies: 0, person: new Uint8Array(W * H), everyone: new Uint8Array(W * H), instance: new Uint8Array(W * H), heightFraction: 0 };
   const { faces, bodies, fi, bi } = opts.found ?? (await findTarget(ctx, image, t, opts.faceRequired));
   if (opts.faceRequired && !faces.length) return none;
   const face = faces[fi];
@@ -204,6 +206,7 @@ export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: St
       if (Math.hypot(f.box.x + f.box.width / 2 - ob.nose[0], f.box.y + f.box.height / 2 - ob.nose[1]) < Math.max(f.box.width, f.box.height)) claimed.add(j);
     });
   }
+  const otherBodies = others.length;
   faces.forEach((f, j) => claimed.has(j) || others.push(faceShapes(f)));
 
   // The person mask on a square around the target's body (better resolution than the whole photo).
@@ -266,7 +269,7 @@ export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: St
     for (let i = 0; i < head.length; i++) if (head[i]) instance[i] = 0;
   }
   const box = maskBox(instance, W, H);
-  return { image, body, pose, face, others, person, everyone, instance, heightFraction: box ? box.height / H : 0, parse };
+  return { image, body, pose, face, others, otherBodies, person, everyone, instance, heightFraction: box ? box.height / H : 0, parse };
 }
 
 /** The face parser's crop and size for this version. */
