@@ -275,7 +275,7 @@ const KNOWN: Record<string, string> = {
   's6-centre-left-rot-35|fillSkin': "Bowl Cut, black: her shoulder under the hair is filled as skin (the blinds before stop 42) in the face's pale tone, greyer than her face by the parser's skin",
   // New hair the face parser does not read as hair (the issue's 'flat cap or plastic wig'): short
   // domes, braids, ropes, facets and a dyed colour; the long straight and wavy styles read as hair.
-  's5-front|readsAsHair-long': "Lowpoly, purple: Lowpoly's flat facets read as a hat to the face parser (the style is a stylisation by name)",
+  's5-front|readsAsHair-long': "Lowpoly, purple: Lowpoly's facets read as a hat to the face parser (the style is a stylisation by name; in purple 0.00-0.02 still with algorithm 66's strands under them, which took its 8 colours on 3 photos from 0.02 to 0.34)",
   's5-front|readsAsHair-short': "Mohawk, green: the solid pixels are mostly the shaved sides, which the face parser reads as a hat or background on this dark photo (16% hair; 10% since stop 37's softer seams beside her neck)",
   // (Bombshell Curls in grey read as a hat or cloth on s5-right, rotated 50 and at 0.6 scale until
   // algorithm 65's looser curls with lighter creases: 0.78, 0.71, 0.90.)
@@ -283,9 +283,9 @@ const KNOWN: Record<string, string> = {
   // (s5-right rotated -15: her hair between her cheek and her neighbour's shoulder read as hair
   // left, 0.13-0.18, until stop 42 turned the body model with her head: 0.016.)
   's5-right-rot50|readsAsHair-short': "Short Curly, white: the short curly dome reads as a knitted cap to the face parser",
-  's5-top-x1.6|readsAsHair-long': "Lowpoly, purple: Lowpoly's flat facets read as a hat to the face parser (the style is a stylisation by name)",
+  's5-top-x1.6|readsAsHair-long': "Lowpoly, purple: Lowpoly's facets read as a hat to the face parser (the style is a stylisation by name; in purple 0.00-0.02 still with algorithm 66's strands under them, which took its 8 colours on 3 photos from 0.02 to 0.34)",
   's5-top-x1.6|readsAsHair-short': "Short Hair, green: dyed (green) short hair reads as a hat to the face parser (0.23 at the paint-like chroma before algorithm 53, 0.48 with it)",
-  's6-centre-left-rot15|readsAsHair-long': "Lowpoly, purple: Lowpoly's flat facets read as a hat to the face parser (the style is a stylisation by name)",
+  's6-centre-left-rot15|readsAsHair-long': "Lowpoly, purple: Lowpoly's facets read as a hat to the face parser (the style is a stylisation by name; in purple 0.00-0.02 still with algorithm 66's strands under them, which took its 8 colours on 3 photos from 0.02 to 0.34)",
   // (s6-left's pink Buzz Cut read as a cap, 0.09-0.40, until algorithm 55's skin tone for her
   // filled forehead: 0.51.)
   's6-left|readsAsHair-long': "Dreadlocks, blue: blue locks read as a hat to the face parser (0.16; 0.32 since stop 34's darker crown, which took s5-back's from 0.07 to 0.70; 0.21 -> 0.46 with algorithm 53's dyed-hair chroma; in brown or black the same locks read as hair, 0.93 and 0.75)",

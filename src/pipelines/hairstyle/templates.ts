@@ -518,8 +518,11 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     short: false,
     opacity: 1,
     wisps: 0,
-    strands: 0,
-    gloss: 0,
+    // Strands and their highlight under the facets (none before algorithm 66: flat-shaded facets
+    // alone read as a hat or a helmet to the face parser, 0.02 of the solid pixels as hair over
+    // 3 photos x 8 colours; 0.34 with them, the facets still showing).
+    strands: 1,
+    gloss: 0.6,
     bulk: { cy: 0.35, rx: 0.8, ry: 1 },
     sdf(u, v, c) {
       const { a, p } = c;
@@ -545,13 +548,14 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     },
     shade(u, v, c) {
       // Flat-shaded facets: a jittered triangle grid, each facet a plane with its own normal, lit
-      // from the face's light side and from above.
+      // from the face's light side and from above; at 0.6 of the relief they had alone, over the
+      // strands.
       const x = u * 7 + 0.5 * v * 7, y = v * 7;
       const i = Math.floor(x), j = Math.floor(y);
       const upper = x - i + (y - j) < 1 ? 0 : 1;
       const nx = hash2(i * 2 + upper, j, c.p.seed) * 2 - 1;
       const ny = hash2(i * 2 + upper, j, c.p.seed + 1) * 2 - 1;
-      return 0.6 * (0.7 * nx * c.lightSide - 0.6 * ny) + 0.25 * (hash2(i * 2 + upper, j, c.p.seed + 2) * 2 - 1);
+      return 0.36 * (0.7 * nx * c.lightSide - 0.6 * ny) + 0.15 * (hash2(i * 2 + upper, j, c.p.seed + 2) * 2 - 1);
     },
   },
   'Long Wave': {
