@@ -6,7 +6,11 @@ import type { HairColor } from '../domain/job.ts';
  * Target colour of each spec colour, as sRGB, and the lightness swing the texture may use: wide
  * enough that strands read as strands (dark gaps, lit fibres), as real hair does at this scale;
  * short hair's shadows go deeper: grey and white towards the dark of unpigmented hair (`depth`),
- * the dyes pink, blue and green darker in their own hue (`dyeShadow`, levels of L*; see shadeRamp).
+ * the dyes pink, blue, green and purple darker in their own hue (`dyeShadow`, levels of L*; see
+ * shadeRamp; purple since algorithm 67, a little paler to leave room for it: read as hair over the
+ * twelve styles on s6-left, s5-top and s6-centre-right 0.41 -> 0.51; the paler, greyer purples and
+ * greens that read better, 0.62 and +0.08, fell out of their bands' chroma and lightness on the
+ * astronaut's and the development photos' crowns).
  * The dyes' chroma is that of dyed hair, not of paint (algorithm 53): pink 36, blue 41, green 43,
  * purple 41 (they were 45-68) and white a little warm (b* 8, as unpigmented hair yellows): at the
  * full chroma a dyed style read as a costume wig and the face parser labelled it a hat: over the
@@ -29,7 +33,7 @@ export const HAIR_COLOR_TARGETS: Readonly<Record<HairColor, { srgb: [number, num
   pink: { srgb: [219, 136, 168], swing: 17, dyeShadow: 25 },
   blue: { srgb: [78, 93, 161], swing: 19, dyeShadow: 25 },
   green: { srgb: [53, 139, 88], swing: 19, dyeShadow: 25 },
-  purple: { srgb: [104, 72, 135], swing: 19 },
+  purple: { srgb: [112, 78, 146], swing: 19, dyeShadow: 25 },
 };
 
 const toLinear = (c: number) => {
@@ -115,11 +119,12 @@ const UNPIGMENTED_SHADOW = [38, 30, 26] as const;
  * around the target, chroma eased off in the deepest shadows and brightest highlights; for a
  * colour with a `depth` (grey, white) and `deep` (a short style), the shadows (shade below 0) mixed
  * towards UNPIGMENTED_SHADOW, by up to `depth` at shade -0.5 and below (the lit half is the
- * target's); for a dye with a `dyeShadow` (pink, blue, green) and `deep`, the shadows' lightness
+ * target's); for a dye with a `dyeShadow` (pink, blue, green, purple) and `deep`, the shadows' lightness
  * lowered by up to `dyeShadow` at shade -0.5 and below, in the same hue. The face parser read
  * these dyes' short styles as a hat within the swing alone (s6-left, s5-right and s6-right, Buzz
  * Cut, Short Hair and Crew Cut in the three dyes: 11% of the solid pixels labelled hair on
- * average; 44% with the deeper shadows; purple, dark already, gained nothing and is left). Optionally
+ * average; 44% with the deeper shadows; purple, dark already, gained nothing then, and has it
+ * since algorithm 67, paler). Optionally
  * toned: hue turned by `dh` degrees, chroma scaled by `kc`, lightness moved by `dL` (the ends of
  * the per-strand colour variation: real hair mixes paler, cooler strands with warmer, richer ones).
  */

@@ -32,7 +32,7 @@ describe('shadeRamp', () => {
   });
 
   it("takes a dye's short-style shadows darker in its own hue, and not a long style's", () => {
-    for (const c of ['pink', 'blue', 'green'] as const) {
+    for (const c of ['pink', 'blue', 'green', 'purple'] as const) {
       const t = HAIR_COLOR_TARGETS[c];
       const L0 = srgbToLab(...t.srgb)[0];
       const ramp = shadeRamp(c);
@@ -50,7 +50,7 @@ describe('shadeRamp', () => {
   });
 
   it('keeps the other colours within their swing', () => {
-    for (const c of HAIR_COLORS.filter((c) => !['grey', 'white', 'pink', 'blue', 'green'].includes(c))) {
+    for (const c of HAIR_COLORS.filter((c) => !['grey', 'white', 'pink', 'blue', 'green', 'purple'].includes(c))) {
       const ramp = shadeRamp(c);
       const L0 = srgbToLab(...HAIR_COLOR_TARGETS[c].srgb)[0];
       expect(L(ramp, -1), c).toBeGreaterThan(Math.max(2, L0 - HAIR_COLOR_TARGETS[c].swing) - 1.5);
