@@ -188,9 +188,21 @@ function rasterize(an: HeadGeometry, look: Pick<Look, 'lightSide'>, t: Template,
             // A strand keeps across + amp*sin(arg) constant: it swings across the flow, its
             // tangent turning with the slope of that swing; each ringlet its own phase.
             const ring = Math.floor(across * 26 + 0.6 * noise1(along * 4, seed + 29));
-            const arg = (along * 2 * Math.PI) / t.curl.period + 2 * Math.PI * hash2(ring, 0, seed + 31);
-            across += t.curl.amp * Math.sin(arg);
-            const slope = -((t.curl.amp * 2 * Math.PI) / t.curl.period) * Math.cos(arg);
+            let slope: number;
+            if (t.curl.irregular) {
+              // Kinky hair: the swing follows value noise along the strand, its phase turning with
+              // the across coordinate too, so no two neighbouring strands zigzag together (a sine in
+              // phase across a ringlet drew a knitted cap's ribs); its slope by a finite difference.
+              const q = (2 * along) / t.curl.period + 17.3 * hash2(ring, 0, seed + 31) + 40 * across;
+              const n0 = noise1(q, seed + 33), n1 = noise1(q + 0.01, seed + 33);
+              const amp = 2.2 * t.curl.amp;
+              across += amp * (2 * n0 - 1);
+              slope = (2 * amp * (n1 - n0)) / (0.005 * t.curl.period);
+            } else {
+              const arg = (along * 2 * Math.PI) / t.curl.period + 2 * Math.PI * hash2(ring, 0, seed + 31);
+              across += t.curl.amp * Math.sin(arg);
+              slope = -((t.curl.amp * 2 * Math.PI) / t.curl.period) * Math.cos(arg);
+            }
             const n = Math.sqrt(1 + slope * slope);
             // tangent = along axis (sn, cs) + slope * across axis (cs, -sn), normalised
             const tu = (sn + slope * cs) / n, tv = (cs - slope * sn) / n;

@@ -60,7 +60,16 @@ export interface Template {
    * along it, in phase within a ringlet (one clump of strands) and out of phase between ringlets:
    * a corkscrew seen from the side, which the highlight breaks into the glints of curly hair.
    */
-  curl?: { period: number; amp: number };
+  curl?: {
+    period: number;
+    amp: number;
+    /**
+     * The swing as value noise about `period` long (up to 2.2 `amp` across) instead of a sine, its
+     * phase turning across the strands as well as between ringlets: kinky short curls, where a
+     * regular zigzag read as a knitted cap.
+     */
+    irregular?: boolean;
+  };
   /**
    * Clipped hair (frame units): each fibre is cut into pieces about this long, each piece its own
    * fibre, their ends staggered, so the hair shows as short bristles lying along the flow instead of
@@ -602,7 +611,9 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
     strands: 1,
     gloss: 0.7,
     bulk: { cy: 0.2, rx: 0.76, ry: 0.89 },
-    curl: { period: 0.05, amp: 0.011 },
+    // Irregular since algorithm 68 (the in-phase zigzag was a knitted beanie to the eye; read as
+    // hair in dyes, white and grey over 3 photos 0.32 -> 0.38).
+    curl: { period: 0.05, amp: 0.011, irregular: true },
     sdf(u, v, c) {
       const { a, p } = c;
       const cy = a.forehead + 0.2;
