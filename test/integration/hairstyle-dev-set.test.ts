@@ -1002,6 +1002,21 @@ describe('hairstyle on the development photos (issue 11, independent references)
     expect(share).toBeGreaterThan(0.5);
   }, 60_000);
 
+  it("draws Lowpoly's facets over strands, Bombshell Curls' loose curls and Short Curly's kinks: the face parser reads them as hair, not a helmet, a poodle wig or a knitted cap (reference parser)", async () => {
+    // Before algorithms 65-68 (stop 47): Lowpoly's flat-shaded facets alone read as a hat or a
+    // helmet in every colour (blonde on s6-left 0.00), Bombshell Curls' tight crimps with deep
+    // creases in pink on s6-left as a hat (0.00), Short Curly's in-phase zigzag in grey on s5-top
+    // as a knitted cap (0.03); 0.97, 0.79 and 0.93 with them.
+    for (const [name, style, color] of [['s6-left', 'Lowpoly', 'blonde'], ['s6-left', 'Bombshell Curls', 'pink'], ['s5-top', 'Short Curly', 'grey']] as const) {
+      const { ph, W, H, me, frame } = await onReferences(name);
+      const { alpha, pngBytes } = await runHairstyle(ph.bytes, style, color);
+      const { solid, share } = readsAsHair(alpha, belowBrows(me.landmarks, W, H), frame, (await referenceParsing(pngBytes)).labels, W, H);
+      console.log(`${name} ${style} ${color}: ${solid} solid pixels, ${(100 * share).toFixed(1)}% read as hair`);
+      expect(solid, style).toBeGreaterThan(1000);
+      expect(share, style).toBeGreaterThan(0.5);
+    }
+  }, 120_000);
+
   it("draws the Mohawk's shaved sides as a scalp, not a felt cap: the face parser reads them as skin or hair, not a hat (reference FaceMesh and parser)", async () => {
     // The sides: 0.16-0.36 face widths either side of the reference centre line (off the strip),
     // 0.03-0.22 above the reference forehead top (landmark 10), where the style is shaved on
