@@ -286,9 +286,8 @@ export async function upscaleChanges(full: RgbImage, before: RgbImage, after: Rg
   // Only the changed box (a work pixel's margin for the blend) is scaled up and walked: libvips
   // computes what the box asks for (the whole 5.5 MP frame was ~0.3 s for a small fill).
   const kx = W / w, ky = H / h;
-  const bx0 = Math.max(0, Math.floor((x0 - 1) * kx)), bx1 = Math.min(W, Math.ceil((x1 + 2) * kx));
-  const by0 = Math.max(0, Math.floor((y0 - 1) * ky)), by1 = Math.min(H, Math.ceil((y1 + 2) * ky));
-  const box = { x: bx0, y: by0, width: bx1 - bx0, height: by1 - by0 };
+  const box = boxAtScale({ x0, y0, x1, y1 }, w, h, W, H);
+  const bx0 = box.x, by0 = box.y;
   // The mask feathered by half a work pixel: scaled up bilinearly alone, a diagonal outline (the
   // new hair's beside a kept dark lock) was a staircase of work pixels.
   const [up, m] = await Promise.all([resizedBox(after.data, w, h, 3, W, H, box, 'cubic'), resizedBox(changed, w, h, 1, W, H, box, 'linear', 0.5 * Math.max(kx, ky))]);
@@ -308,6 +307,18 @@ export async function upscaleChanges(full: RgbImage, before: RgbImage, after: Rg
     }
   }
   return out;
+}
+
+/**
+ * The pixels of a W x H picture that a box of a w x h picture (inclusive bounds) covers once it is
+ * scaled up, with a work pixel's margin either side (what a bicubic scale-up of the box reads and
+ * a feathered outline reaches), clipped to the picture.
+ */
+export function boxAtScale(b: { x0: number; y0: number; x1: number; y1: number }, w: number, h: number, W: number, H: number): Region {
+  const kx = W / w, ky = H / h;
+  const x0 = Math.max(0, Math.floor((b.x0 - 1) * kx)), x1 = Math.min(W, Math.ceil((b.x1 + 2) * kx));
+  const y0 = Math.max(0, Math.floor((b.y0 - 1) * ky)), y1 = Math.min(H, Math.ceil((b.y1 + 2) * ky));
+  return { x: x0, y: y0, width: x1 - x0, height: y1 - y0 };
 }
 
 /**

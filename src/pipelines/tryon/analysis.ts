@@ -325,7 +325,6 @@ export async function cutTo3by4(p: PersonAnalysis): Promise<{ image: RgbImage; c
   return { image: { data: await cropPadded(p.image, window), width: w, height: h }, crop, window };
 }
 
-
 /** Face, ears and hair of the target (never covered by the garment), 0/1 at full resolution; and the face's skin colour. */
 export async function faceAndHair(ctx: PipelineContext, p: PersonAnalysis, t: StageTimer): Promise<{ protect: Uint8Array; skin: [number, number, number] | null }> {
   const { image, face } = p;

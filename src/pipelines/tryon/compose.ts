@@ -3,7 +3,7 @@
 // face, hair and hands stay in front; the edges anti-aliased; old clothing of the target's body
 // band that the new garment leaves uncovered replaced by patch-based fill (steps/patch-fill.ts)
 // from the background and the target's skin; and the photo's own shading carried onto the garment.
-import { copyBytes, resizedBox, upscaleChanges, type RgbImage } from '../../imaging/image.ts';
+import { boxAtScale, copyBytes, resizedBox, upscaleChanges, type RgbImage } from '../../imaging/image.ts';
 import { patchFill, pullPush } from '../../steps/patch-fill.ts';
 import { andNot, area, union } from './masks.ts';
 import { cuffFade, type Cuff, type PartName } from './parts.ts';
@@ -441,12 +441,10 @@ export async function garmentAtScale(full: RgbImage, work: RgbImage, under: RgbI
   pullPush(w, h, val, wt);
   const colour = new Uint8Array(3 * w * h);
   for (let k = 0; k < colour.length; k++) colour[k] = Math.max(0, Math.min(255, Math.round(val[k]!)));
-  const kx = W / w, ky = H / h;
-  const bx0 = Math.max(0, Math.floor((x0 - 1) * kx)), bx1 = Math.min(W, Math.ceil((x1 + 2) * kx));
-  const by0 = Math.max(0, Math.floor((y0 - 1) * ky)), by1 = Math.min(H, Math.ceil((y1 + 2) * ky));
-  const box = { x: bx0, y: by0, width: bx1 - bx0, height: by1 - by0 };
+  const box = boxAtScale({ x0, y0, x1, y1 }, w, h, W, H);
+  const bx0 = box.x, by0 = box.y;
   const [up, A] = await Promise.all([resizedBox(colour, w, h, 3, W, H, box, 'cubic'), resizedBox(a8, w, h, 1, W, H, box, 'linear')]);
-  const s = Math.max(kx, ky);
+  const s = Math.max(W / w, H / h);
   for (let y = 0; y < box.height; y++) {
     for (let x = 0, j = y * box.width, i = (y + by0) * W + bx0; x < box.width; x++, j++, i++) {
       if (!A[j]) continue;

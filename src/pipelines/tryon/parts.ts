@@ -93,19 +93,38 @@ export function edgeDistance(c: P, u: P, max: number, gap: number, allowed: Uint
   return last;
 }
 
+/** Pixel bounds, inclusive on both ends. */
+export interface Bounds {
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
+}
+
+/** A shape's bounding box in pixels, within `clip` (both inclusive). */
+export function shapeBounds(s: Shape, clip: Bounds): Bounds {
+  const pts = 'poly' in s ? s.poly : [s.a, s.b];
+  const r = 'poly' in s ? 0 : s.r;
+  return {
+    x0: Math.max(clip.x0, Math.floor(Math.min(...pts.map((p) => p[0])) - r)),
+    x1: Math.min(clip.x1, Math.ceil(Math.max(...pts.map((p) => p[0])) + r)),
+    y0: Math.max(clip.y0, Math.floor(Math.min(...pts.map((p) => p[1])) - r)),
+    y1: Math.min(clip.y1, Math.ceil(Math.max(...pts.map((p) => p[1])) + r)),
+  };
+}
+
+/** Whether the centre of pixel (x, y) lies in the shape. */
+export function inShape(s: Shape, x: number, y: number): boolean {
+  return 'poly' in s ? shapeDistance(s, x + 0.5, y + 0.5) <= 0 : segmentDistance(s.a, s.b, x + 0.5, y + 0.5) <= s.r;
+}
+
 /** Rasterizes shapes into a 0/1 mask (within their bounding boxes). */
 export function shapesMask(shapes: readonly Shape[], W: number, H: number): Uint8Array {
   const out = new Uint8Array(W * H);
+  const frame = { x0: 0, y0: 0, x1: W - 1, y1: H - 1 };
   for (const s of shapes) {
-    const pts = 'poly' in s ? s.poly : [s.a, s.b];
-    const r = 'poly' in s ? 0 : s.r;
-    const x0 = Math.max(0, Math.floor(Math.min(...pts.map((p) => p[0])) - r)), x1 = Math.min(W - 1, Math.ceil(Math.max(...pts.map((p) => p[0])) + r));
-    const y0 = Math.max(0, Math.floor(Math.min(...pts.map((p) => p[1])) - r)), y1 = Math.min(H - 1, Math.ceil(Math.max(...pts.map((p) => p[1])) + r));
-    if ('poly' in s) {
-      for (let y = y0; y <= y1; y++) for (let x = x0; x <= x1; x++) if (!out[y * W + x] && shapeDistance(s, x + 0.5, y + 0.5) <= 0) out[y * W + x] = 1;
-      continue;
-    }
-    for (let y = y0; y <= y1; y++) for (let x = x0; x <= x1; x++) if (!out[y * W + x] && segmentDistance(s.a, s.b, x + 0.5, y + 0.5) <= s.r) out[y * W + x] = 1;
+    const { x0, x1, y0, y1 } = shapeBounds(s, frame);
+    for (let y = y0; y <= y1; y++) for (let x = x0; x <= x1; x++) if (!out[y * W + x] && inShape(s, x, y)) out[y * W + x] = 1;
   }
   return out;
 }

@@ -34,8 +34,8 @@ import { armShapes, checkBody, checkLegsSeen, lerp, type Body, type P } from './
 import { garmentAtScale, layerParts, PART_ORDER, removeUncovered, shadeAndBlend, type GarmentLayer } from './compose.ts';
 import { garmentSamples, productMask, productParts, type GarmentParts } from './garment.ts';
 import { clothingMask, wornParts } from './garment-worn.ts';
-import { bodyParts, shapesMask, type BodyParts, type Cuff, type PartName } from './parts.ts';
-import { segmentDistance, shapeDistance, type Shape } from '../../steps/person-instance.ts';
+import { bodyParts, inShape, shapeBounds, shapesMask, type BodyParts, type Cuff, type PartName } from './parts.ts';
+import { segmentDistance, type Shape } from '../../steps/person-instance.ts';
 import { tryonSpec } from './spec.ts';
 import { andNot, area, intersect, notAbove, union } from './masks.ts';
 import { warpPart } from './warp.ts';
@@ -394,8 +394,10 @@ async function analyzeGarment(ctx: PipelineContext, image: RgbImage, type: Cloth
   return { image, parts, source: 'product', mask, sealed };
 }
 
-/** The whole try-on, with every intermediate (the demo's debug sheet draws them). */
-/** `found`: findTarget's answer on `personImg0`, when the caller has it already. */
+/**
+ * The whole try-on, with every intermediate (the demo's debug sheet draws them). `found`:
+ * findTarget's answer on `personImg0`, when the caller has it already.
+ */
 export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, personImg0: RgbImage, type: ClothesType, forcedCutting: boolean, t: StageTimer, found?: Found): Promise<TryonRender> {
   let person = await analyzePerson(ctx, personImg0, t, { found });
   let crop = { x: 0, y: 0, width: personImg0.width, height: personImg0.height };
@@ -500,33 +502,29 @@ const ON_OTHERS = 0.15;
  */
 function onOtherBodies(alpha: Float32Array, person: PersonAnalysis, W: number, H: number): number {
   if (!person.otherBodies) return 0;
-  let all = 0, gx0 = W, gy0 = H, gx1 = -1, gy1 = -1;
+  let all = 0;
+  const g = { x0: W, y0: H, x1: -1, y1: -1 };
   for (let y = 0, i = 0; y < H; y++) {
     for (let x = 0; x < W; x++, i++) {
       const a = alpha[i]!;
       if (a <= 0) continue;
       all += a;
-      if (x < gx0) gx0 = x;
-      if (x > gx1) gx1 = x;
-      if (y < gy0) gy0 = y;
-      if (y > gy1) gy1 = y;
+      if (x < g.x0) g.x0 = x;
+      if (x > g.x1) g.x1 = x;
+      if (y < g.y0) g.y0 = y;
+      if (y > g.y1) g.y1 = y;
     }
   }
   if (all <= 0) return 0;
   const seen = new Uint8Array(W * H);
   let on = 0;
   for (const s of person.others.slice(0, person.otherBodies).flat()) {
-    const pts = 'poly' in s ? s.poly : [s.a, s.b];
-    const r = 'poly' in s ? 0 : s.r;
-    const x0 = Math.max(gx0, Math.floor(Math.min(...pts.map((p) => p[0])) - r)), x1 = Math.min(gx1, Math.ceil(Math.max(...pts.map((p) => p[0])) + r));
-    const y0 = Math.max(gy0, Math.floor(Math.min(...pts.map((p) => p[1])) - r)), y1 = Math.min(gy1, Math.ceil(Math.max(...pts.map((p) => p[1])) + r));
+    const { x0, x1, y0, y1 } = shapeBounds(s, g);
     for (let y = y0; y <= y1; y++) {
       for (let x = x0, i = y * W + x0; x <= x1; x++, i++) {
-        if (alpha[i]! <= 0 || seen[i]) continue;
-        if ('poly' in s ? shapeDistance(s, x + 0.5, y + 0.5) <= 0 : segmentDistance(s.a, s.b, x + 0.5, y + 0.5) <= s.r) {
-          seen[i] = 1;
-          on += alpha[i]!;
-        }
+        if (alpha[i]! <= 0 || seen[i] || !inShape(s, x, y)) continue;
+        seen[i] = 1;
+        on += alpha[i]!;
       }
     }
   }
