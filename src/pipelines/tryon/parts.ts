@@ -251,6 +251,23 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
   return parts;
 }
 
+/**
+ * A garment's sleeve against its torso (both measured on the garment photo, armhole to cuff and
+ * shoulder to hem): at `short` or less a short sleeve (ended by the scaled cut and the upper arm's
+ * rule), at `wrist` or more a long one, ending at the wrist: `forearm` of the way from the elbow to
+ * BlazePose's wrist, whose landmark lies on the joint, so the cuff's opening (it stands off the
+ * arm) ends on the wrist and the hand stays; between them the share of that length grows linearly
+ * from the elbow (a three-quarter sleeve ends on the forearm). A T-shirt measures 0.25, a flat-lay
+ * long-sleeved top 0.56 (its sleeves angled down); a long sleeve hanging straight ~0.75.
+ */
+const SLEEVE_REACH = { short: 0.3, wrist: 0.55, forearm: 0.85 };
+
+/** The share of the arm (shoulder to wrist) a sleeve of `q` (sleeve over torso, SLEEVE_REACH) reaches; 0 for a short one. */
+function sleeveReach(q: number): number {
+  if (q <= SLEEVE_REACH.short) return 0;
+  return Math.min(1, 0.5 + (0.5 * (q - SLEEVE_REACH.short)) / (SLEEVE_REACH.wrist - SLEEVE_REACH.short));
+}
+
 function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: PartLengths, { skirtLike, armSkin, skinAt, protect, unseen = [] }: BodyPartOptions): BodyParts {
   const { W, H, size, across, down } = b;
   const grown = dilate(instance, W, H, Math.max(1, Math.round(0.02 * size)));
@@ -382,6 +399,15 @@ function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: Part
       // overhangs the cut, and the cut, not the photo's hem, makes the sleeve's end.
       const upper = len(sub(chain[1]!, chain[0]!));
       let cut = start + 0.9 * Math.min(l, 1.08 * full - start);
+      // A long sleeve reaches the wrist whatever the product photo's proportions: sleeves are cut
+      // to arms, and the photo's sleeve scaled by its shoulders fell short of a long arm (the
+      // long-sleeved top on person-standing ended at her elbows, read as a T-shirt's elbow
+      // sleeves). By the sleeve's length against the garment's own torso (SLEEVE_REACH), a share
+      // of this arm down to the cuff's place on the forearm, never shorter than the scaled cut. Not
+      // where the wrist's landmark lies out of the photo: the hand may still be in it (s6-red-dress's
+      // hand on the frame's bottom edge, BlazePose's wrist below it), and a cuff measured from there
+      // covered it.
+      if (lengths.torso && b[`in${s}`].wrist) cut = Math.max(cut, (upper + SLEEVE_REACH.forearm * (full - upper)) * sleeveReach(l / lengths.torso));
       // A short sleeve (one that ends above the elbow) ends on the upper arm at 40-70% of it from
       // the shoulder (a garment's sleeve scaled from the product photo can end at the armpit or
       // on the elbow); a long one at the wrist, never on the hand (the hands stay in front).
