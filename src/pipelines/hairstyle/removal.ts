@@ -873,7 +873,7 @@ function meetAround(photo: RgbImage, img: RgbImage, part: Uint8Array, hole: Uint
     for (let c = 0; c < 3; c++) planes[c]![j] = val[3 * j + c]! / wt[j]!;
     planes[3]![j] = 1;
   }
-  boxBlurInPlace(planes, cw, ch, Math.max(cell === 1 ? 1 : 0, Math.round((smooth * scale) / cell)));
+  boxBlurInPlace(planes, cw, ch, Math.max(1, Math.round((smooth * scale) / cell)));
   for (let j = 0; j < n; j++) {
     if (!wt[j]) continue;
     wt[j] = 1;
@@ -884,28 +884,21 @@ function meetAround(photo: RgbImage, img: RgbImage, part: Uint8Array, hole: Uint
   // (chamfer's distances are 3 a cell step.)
   const dist = chamfer(seed, cw, ch);
   const far = (3 * fadeOut * scale) / cell;
-  const d3 = [0, 0, 0];
   for (let y = 0; y < bh; y++) {
     for (let x = 0, i = (y + y0) * W + x0; x < bw; x++, i++) {
       if (!part[i]) continue;
-      let dd: number;
-      if (cell === 1) {
-        const j = y * cw + x;
-        dd = dist[j]!;
-        for (let c = 0; c < 3; c++) d3[c] = val[3 * j + c]!;
-      } else {
-        // Bilinear between the four cells around the pixel's centre.
-        const fx = Math.min(cw - 1, Math.max(0, (x + 0.5) / cell - 0.5)), fy = Math.min(ch - 1, Math.max(0, (y + 0.5) / cell - 0.5));
-        const ax = Math.floor(fx), ay = Math.floor(fy), bx = Math.min(cw - 1, ax + 1), by = Math.min(ch - 1, ay + 1), tx = fx - ax, ty = fy - ay;
-        const j00 = ay * cw + ax, j10 = ay * cw + bx, j01 = by * cw + ax, j11 = by * cw + bx;
-        const w00 = (1 - tx) * (1 - ty), w10 = tx * (1 - ty), w01 = (1 - tx) * ty, w11 = tx * ty;
-        dd = w00 * dist[j00]! + w10 * dist[j10]! + w01 * dist[j01]! + w11 * dist[j11]!;
-        for (let c = 0; c < 3; c++) d3[c] = w00 * val[3 * j00 + c]! + w10 * val[3 * j10 + c]! + w01 * val[3 * j01 + c]! + w11 * val[3 * j11 + c]!;
-      }
-      const f = Math.max(0, 1 - dd / far);
+      // Bilinear between the four cells around the pixel's centre (at a cell of one, the pixel's own).
+      const fx = Math.min(cw - 1, Math.max(0, (x + 0.5) / cell - 0.5)), fy = Math.min(ch - 1, Math.max(0, (y + 0.5) / cell - 0.5));
+      const ax = Math.floor(fx), ay = Math.floor(fy), bx = Math.min(cw - 1, ax + 1), by = Math.min(ch - 1, ay + 1), tx = fx - ax, ty = fy - ay;
+      const j00 = ay * cw + ax, j10 = ay * cw + bx, j01 = by * cw + ax, j11 = by * cw + bx;
+      const w00 = (1 - tx) * (1 - ty), w10 = tx * (1 - ty), w01 = (1 - tx) * ty, w11 = tx * ty;
+      const f = Math.max(0, 1 - (w00 * dist[j00]! + w10 * dist[j10]! + w01 * dist[j01]! + w11 * dist[j11]!) / far);
       if (!f) continue;
       const w = f * f * (3 - 2 * f);
-      for (let c = 0; c < 3; c++) data[3 * i + c] = Math.max(0, Math.min(255, Math.round(data[3 * i + c]! + w * d3[c]!)));
+      for (let c = 0; c < 3; c++) {
+        const d = w00 * val[3 * j00 + c]! + w10 * val[3 * j10 + c]! + w01 * val[3 * j01 + c]! + w11 * val[3 * j11 + c]!;
+        data[3 * i + c] = Math.max(0, Math.min(255, Math.round(data[3 * i + c]! + w * d)));
+      }
     }
   }
   giveBack(val, wt, seed);

@@ -257,16 +257,17 @@ export function bodyParts(b: Body, instance: Uint8Array, type: ClothesType, leng
  * rule), at `wrist` or more a long one, ending at the wrist: `forearm` of the way from the elbow to
  * BlazePose's wrist, whose landmark lies on the joint, so the cuff's opening (it stands off the
  * arm) ends on the wrist and the hand stays; between them the share of that length grows linearly
- * from 0.35 (where the short rule's longest sleeve ends, 0.7 of the upper arm) to all of it (an
+ * from `from` (where the short rule's longest sleeve ends, 0.7 of the upper arm) to all of it (an
  * elbow sleeve ends near the elbow, a three-quarter one on the forearm). A T-shirt measures 0.25, a
  * flat-lay long-sleeved top 0.56 (its sleeves angled down); a long sleeve hanging straight ~0.75.
  */
-const SLEEVE_REACH = { short: 0.3, wrist: 0.55, forearm: 0.85 };
+const SLEEVE_REACH = { short: 0.3, wrist: 0.55, forearm: 0.85, from: 0.35 };
 
 /** The share of the way from the shoulder to the cuff's place at the wrist that a sleeve of `q` (sleeve over torso, SLEEVE_REACH) reaches; 0 for a short one. */
 function sleeveReach(q: number): number {
   if (q <= SLEEVE_REACH.short) return 0;
-  return Math.min(1, 0.35 + (0.65 * (q - SLEEVE_REACH.short)) / (SLEEVE_REACH.wrist - SLEEVE_REACH.short));
+  const { short, wrist, from } = SLEEVE_REACH;
+  return Math.min(1, from + ((1 - from) * (q - short)) / (wrist - short));
 }
 
 function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: PartLengths, { skirtLike, armSkin, skinAt, protect, unseen = [] }: BodyPartOptions): BodyParts {
