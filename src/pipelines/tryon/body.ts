@@ -96,6 +96,20 @@ export const hiddenArm = (b: Body, s: 'L' | 'R'): boolean => {
   return v.elbow < HIDDEN && v.wrist < HIDDEN;
 };
 
+/** Below this BlazePose visibility at both its elbow and its wrist an arm is a guess (unsureArm). */
+const UNSURE = 0.55;
+
+/**
+ * Whether BlazePose guesses an arm it does not see: its elbow and wrist both under UNSURE (and not
+ * hiddenArm, laid behind the torso). What the photo shows along that line is something in front
+ * of the arm: on person-standing (elbow 0.46, wrist 0.24) her friend's arm hugging her, which the
+ * instance takes in, and the garment's sleeve and side were drawn down it.
+ */
+export const unsureArm = (b: Body, s: 'L' | 'R'): boolean => {
+  const v = s === 'L' ? b.visL : b.visR;
+  return !hiddenArm(b, s) && v.elbow < UNSURE && v.wrist < UNSURE;
+};
+
 /** Arm chain of one image side: shoulder, elbow, wrist. */
 export const arm = (b: Body, s: 'L' | 'R'): P[] => [b[s].shoulder, b[s].elbow, b[s].wrist];
 /** Leg chain of one image side: hip, knee, ankle. */

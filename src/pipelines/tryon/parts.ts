@@ -13,7 +13,7 @@ import { copyBytes } from '../../imaging/image.ts';
 import { dilate } from '../../imaging/morphology.ts';
 import { polygonMask } from '../../imaging/polygon.ts';
 import { segmentDistance, shapeDistance, type Shape } from '../../steps/person-instance.ts';
-import { add, arm, armShapes, hiddenArm, leg, len, lerp, mid, perp, sub, unit, type Body, type P } from './body.ts';
+import { add, arm, armShapes, hiddenArm, leg, unsureArm, len, lerp, mid, perp, sub, unit, type Body, type P } from './body.ts';
 import { andNot, intersect, union } from './masks.ts';
 
 export interface Strip {
@@ -270,7 +270,10 @@ function sleeveReach(q: number): number {
   return Math.min(1, from + ((1 - from) * (q - short)) / (wrist - short));
 }
 
-function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: PartLengths, { skirtLike, armSkin, skinAt, protect, unseen = [] }: BodyPartOptions): BodyParts {
+/** An unseen arm hangs beside the torso when its upper arm points within ~45 degrees of the body's down (cosine). */
+const UNSEEN_HANGS = 0.7;
+
+function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: PartLengths, { skirtLike, armSkin, skinAt, protect, unseen: offHers = [] }: BodyPartOptions): BodyParts {
   const { W, H, size, across, down } = b;
   const grown = dilate(instance, W, H, Math.max(1, Math.round(0.02 * size)));
   // Forearms and hands in front: BlazePose's capsules, and the bare skin connected to them
@@ -281,8 +284,7 @@ function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: Part
   // Arms behind the body (hiddenArm) are neither cut out of the torso nor given a sleeve: the
   // torso hides them. So are arms whose landmarks lie on something else (unseen: a neighbour, the
   // background), where a sleeve would be drawn.
-  const seen = (['L', 'R'] as const).filter((sd) => !hiddenArm(b, sd) && !unseen.includes(sd));
-  const bare = seen.filter((sd) => {
+  const bareArm = (sd: 'L' | 'R') => {
     if (!armSkin) return false;
     // The arm's skin within twice the capsule's reach, against the capsule's area on the
     // instance: a forearm BlazePose puts beside the arm (person-standing-mirror) still counts.
@@ -300,7 +302,16 @@ function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: Part
       }
     }
     return n > 0 && k / n > 0.5;
-  });
+  };
+  // A bare arm BlazePose only guesses (unsureArm) is someone else's in front of hers: had the
+  // photo shown her own bare arm there, BlazePose would see it. On person-standing the guessed arm
+  // lies along her friend's, hugging her (elbow and wrist visibility 0.46 and 0.24), and a sleeve
+  // was drawn down it. A guessed arm in her own clothing keeps its sleeve (s6-red-dress's far arm
+  // behind her hair, 0.24 and 0.33, in her dress's sleeve).
+  const guessed = (['L', 'R'] as const).filter((sd) => unsureArm(b, sd) && bareArm(sd));
+  const unseen = [...new Set([...offHers, ...guessed])];
+  const seen = (['L', 'R'] as const).filter((sd) => !hiddenArm(b, sd) && !unseen.includes(sd));
+  const bare = seen.filter(bareArm);
   const clothed = seen.filter((sd) => !bare.includes(sd));
   const hands = shapesMask(armShapes(b, { upper: false, forearm: false, sides: seen }), W, H);
   const cores: Shape[] = bare.flatMap((sd) => [{ a: lerp(b[sd].shoulder, b[sd].elbow, 0.3), b: b[sd].elbow, r: 0.04 * size }, { a: b[sd].elbow, b: b[sd].wrist, r: 0.04 * size }]);
@@ -308,7 +319,34 @@ function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: Part
   if (armSkin) arms = union(arms, armSkin);
   const upperArms = shapesMask(armShapes(b, { forearm: false, hands: false, sides: clothed }), W, H);
   const armsAll = union(arms, upperArms);
-  const torsoAllowed = andNot(instance, armsAll);
+  // A guessed bare arm (above) hanging beside the torso: what the photo shows along its line is
+  // what hides her arm, in front of her, not her torso either. On
+  // person-standing her friend's arm hugging her is in the instance along it (no detector finds
+  // the friend, her face cut by the photo's edge), and the torso's edge walks, which skip arms
+  // (the friend's skin is in armSkin), reached the instance's edge beyond it: the T-shirt's side
+  // was drawn down the friend's arm (5,081 px of the T-shirt). The arm's line, from a fifth of
+  // the upper arm above the shoulder (the friend's shoulder lies over hers), 0.04 body sizes either
+  // side (wider than the walks' gap, so they cannot step over it), bounds the torso: no edge past
+  // it, no skipping across it, not part of the clip. Only segments that hang (UNSEEN_HANGS): an
+  // arm held out sideways lies across the shoulder (s6-green-dress's, laid towards her neighbour:
+  // its line cut her shoulder off). Not the arms unseenArms finds by colour with BlazePose sure of
+  // them: s5-red-top's far arm, its elbow seen at 0.80, runs down her chest's edge, and the bound
+  // left her old top showing there.
+  const hangs = (a: P, c: P) => {
+    const u = unit(sub(c, a));
+    return u[0] * down[0] + u[1] * down[1] > UNSEEN_HANGS;
+  };
+  const unseenLine = shapesMask(
+    guessed
+      .filter((sd) => hangs(b[sd].shoulder, b[sd].elbow))
+      .flatMap((sd) => {
+        const r = 0.04 * size, j = b[sd];
+        return [{ a: lerp(j.shoulder, j.elbow, -0.2), b: j.elbow, r }, ...(hangs(j.elbow, j.wrist) ? [{ a: j.elbow, b: j.wrist, r }] : [])];
+      }),
+    W,
+    H,
+  );
+  const torsoAllowed = andNot(instance, armsAll, unseenLine);
   const strips: Strips = {};
   const clips: BodyParts['clips'] = {};
   const cuffs: BodyParts['cuffs'] = {};
@@ -329,7 +367,7 @@ function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: Part
   const hull = hullFill(grown, W, H, hipRow - 0.1 * b.tl);
 
   /** Torso-like strip from `top` along `dir` for `length`, edges measured on `allowed`. */
-  const measured = (top: P, dir: P, length: number, stations: number[], allowed: Uint8Array, skip: Uint8Array | null, minHalf: number, maxHalf: number, fixed?: (f: number) => [number, number] | null, widerOff?: Uint8Array, widerOn: Uint8Array = allowed): Strip => {
+  const measured = (top: P, dir: P, length: number, stations: number[], allowed: Uint8Array, skip: Uint8Array | null, minHalf: number, maxHalf: number, fixed?: (f: number) => [number, number] | null, widerOff?: Uint8Array, widerOn: Uint8Array = allowed, stop?: Uint8Array): Strip => {
     const s: Strip = { centre: [], left: [], right: [] };
     const n: P = unit(perp(dir));
     const acrossN: P = n[0] * across[0] + n[1] * across[1] >= 0 ? n : [-n[0], -n[1]];
@@ -342,7 +380,9 @@ function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: Part
       // without skipping the arms (they stop it): the body there may be wider than the fixed width.
       const side = (sgn: number, k: 0 | 1) => (!fx ? walk(sgn, skip) : widerOff ? Math.max(fx[k], walk(sgn, null, widerOff, widerOn) ?? 0) : fx[k]);
       const dl = side(-1, 0), dr = side(1, 1);
-      const hl = Math.min(maxHalf, Math.max(minHalf, dl ?? minHalf)), hr = Math.min(maxHalf, Math.max(minHalf, dr ?? minHalf));
+      // `stop`: no edge past it, fixed or measured (down to the least width).
+      const until = (sgn: number) => (stop ? Math.max(minHalf, edgeDistance(c, [sgn * acrossN[0], sgn * acrossN[1]], maxHalf, 0, (i) => !stop[i], null, W, H) ?? 0) : maxHalf);
+      const hl = Math.min(maxHalf, until(-1), Math.max(minHalf, dl ?? minHalf)), hr = Math.min(maxHalf, until(1), Math.max(minHalf, dr ?? minHalf));
       s.centre.push(c);
       s.left.push(add(c, acrossN, -hl * 1.04));
       s.right.push(add(c, acrossN, hr * 1.04));
@@ -384,8 +424,8 @@ function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: Part
     // torso, and a torso whose shoulders stopped at the upper arms' capsules left the old dress
     // showing over the cap between its edge and the sleeve (s6-red-dress).
     const capsOn = type === 'upper_body' ? andNot(instance, arms, lowArms) : allowed;
-    strips.torso = measured(add(b.neck, down, -lift), down, length, TORSO_STATIONS, allowed, armsAll, 0.3 * size, 1.1 * size, sideShoulder, protect, capsOn);
-    clips.torso = andNot(base, arms, lowArms);
+    strips.torso = measured(add(b.neck, down, -lift), down, length, TORSO_STATIONS, allowed, andNot(armsAll, unseenLine), 0.3 * size, 1.1 * size, sideShoulder, protect, capsOn, unseenLine);
+    clips.torso = andNot(andNot(base, arms, lowArms), unseenLine);
     for (const s of seen) {
       const l = lengths[`sleeve${s}`];
       if (!l) continue;
