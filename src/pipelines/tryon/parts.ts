@@ -475,8 +475,23 @@ function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: Part
         let m: number;
         let onSkin = false;
         if (aS !== null && cS !== null && aS + cS >= 0.1 * armRef && aS + cS <= 0.7 * armRef) {
-          offset.push((aS - cS) / 2);
+          let o = (aS - cS) / 2;
           m = (aS + cS) / 2;
+          // The arm's outer side ends at the body's outline, not where its skin test does: the lit
+          // or shaded rim of an upper arm is no skin colour at times, and on person-standing the
+          // sleeve ended short of it, a bare strip down her upper arm's outer side. Where the
+          // instance runs on outwards a little past the skin (up to 0.3 of armRef), the strip
+          // widens outwards to it; not onto hair hanging beside the arm (protect: the hair in
+          // front cut the garment under it into teeth between its strands).
+          const out = (s === 'L' ? -1 : 1) * (n[0] * across[0] + n[1] * across[1]) >= 0 ? 1 : -1;
+          const skinOut = out * o + m;
+          const body = edgeDistance(p, [out * n[0], out * n[1]], skinOut + 0.3 * armRef, gap, (i) => instance[i] === 1 && !protect?.[i], null, W, H);
+          if (body !== null && body > skinOut) {
+            const more = body - skinOut;
+            o += (out * more) / 2;
+            m += more / 2;
+          }
+          offset.push(o);
           onSkin = true;
         } else {
           offset.push(0);
