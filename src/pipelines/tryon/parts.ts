@@ -13,7 +13,7 @@ import { copyBytes } from '../../imaging/image.ts';
 import { dilate } from '../../imaging/morphology.ts';
 import { polygonMask } from '../../imaging/polygon.ts';
 import { segmentDistance, shapeDistance, type Shape } from '../../steps/person-instance.ts';
-import { add, arm, armShapes, hiddenArm, leg, unsureArm, len, lerp, mid, perp, sub, unit, type Body, type P } from './body.ts';
+import { add, arm, armShapes, hiddenArm, leg, len, lerp, mid, perp, sub, unit, unsureArm, type Body, type P } from './body.ts';
 import { andNot, intersect, union } from './masks.ts';
 
 export interface Strip {
@@ -270,8 +270,8 @@ function sleeveReach(q: number): number {
   return Math.min(1, from + ((1 - from) * (q - short)) / (wrist - short));
 }
 
-/** An unseen arm hangs beside the torso when its upper arm points within ~45 degrees of the body's down (cosine). */
-const UNSEEN_HANGS = 0.7;
+/** A guessed arm's segment hangs beside the torso when it points within ~45 degrees of the body's down (the cosine's least). */
+const GUESSED_HANGS = 0.7;
 
 function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: PartLengths, { skirtLike, armSkin, skinAt, protect, unseen: offHers = [] }: BodyPartOptions): BodyParts {
   const { W, H, size, across, down } = b;
@@ -327,22 +327,21 @@ function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: Part
   // was drawn down the friend's arm (5,081 px of the T-shirt). The arm's line, from a fifth of
   // the upper arm above the shoulder (the friend's shoulder lies over hers), 0.04 body sizes either
   // side (wider than the walks' gap, so they cannot step over it), bounds the torso: no edge past
-  // it, no skipping across it, not part of the clip. Only segments that hang (UNSEEN_HANGS): an
+  // it, no skipping across it, not part of the clip. Only segments that hang (GUESSED_HANGS): an
   // arm held out sideways lies across the shoulder (s6-green-dress's, laid towards her neighbour:
   // its line cut her shoulder off). Not the arms unseenArms finds by colour with BlazePose sure of
   // them: s5-red-top's far arm, its elbow seen at 0.80, runs down her chest's edge, and the bound
   // left her old top showing there.
   const hangs = (a: P, c: P) => {
     const u = unit(sub(c, a));
-    return u[0] * down[0] + u[1] * down[1] > UNSEEN_HANGS;
+    return u[0] * down[0] + u[1] * down[1] > GUESSED_HANGS;
   };
+  const hanging = guessed.filter((sd) => hangs(b[sd].shoulder, b[sd].elbow));
   const unseenLine = shapesMask(
-    guessed
-      .filter((sd) => hangs(b[sd].shoulder, b[sd].elbow))
-      .flatMap((sd) => {
-        const r = 0.04 * size, j = b[sd];
-        return [{ a: lerp(j.shoulder, j.elbow, -0.2), b: j.elbow, r }, ...(hangs(j.elbow, j.wrist) ? [{ a: j.elbow, b: j.wrist, r }] : [])];
-      }),
+    hanging.flatMap((sd) => {
+      const r = 0.04 * size, j = b[sd];
+      return [{ a: lerp(j.shoulder, j.elbow, -0.2), b: j.elbow, r }, ...(hangs(j.elbow, j.wrist) ? [{ a: j.elbow, b: j.wrist, r }] : [])];
+    }),
     W,
     H,
   );
@@ -424,7 +423,7 @@ function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: Part
     // torso, and a torso whose shoulders stopped at the upper arms' capsules left the old dress
     // showing over the cap between its edge and the sleeve (s6-red-dress).
     const capsOn = type === 'upper_body' ? andNot(instance, arms, lowArms) : allowed;
-    strips.torso = measured(add(b.neck, down, -lift), down, length, TORSO_STATIONS, allowed, andNot(armsAll, unseenLine), 0.3 * size, 1.1 * size, sideShoulder, protect, capsOn, unseenLine);
+    strips.torso = measured(add(b.neck, down, -lift), down, length, TORSO_STATIONS, allowed, andNot(armsAll, unseenLine), 0.3 * size, 1.1 * size, sideShoulder, protect, capsOn, hanging.length ? unseenLine : undefined);
     clips.torso = andNot(andNot(base, arms, lowArms), unseenLine);
     for (const s of seen) {
       const l = lengths[`sleeve${s}`];
