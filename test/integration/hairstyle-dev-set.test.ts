@@ -276,10 +276,12 @@ const KNOWN: Record<string, string> = {
   // New hair the face parser does not read as hair (the issue's 'flat cap or plastic wig'): short
   // domes, braids, ropes, facets and a dyed colour; the long straight and wavy styles read as hair.
   's5-front|readsAsHair-long': "Lowpoly, purple: Lowpoly's facets read as a hat to the face parser (the style is a stylisation by name; in purple 0.00-0.02 still with algorithm 66's strands under them, which took its 8 colours on 3 photos from 0.02 to 0.34)",
-  's5-front|readsAsHair-short': "Mohawk, green: the solid pixels are mostly the shaved sides, which the face parser reads as a hat or background on this dark photo (16% hair; 10% since stop 37's softer seams beside her neck)",
+  's5-front|readsAsHair-short': "Mohawk, green: the green strip reads as a hat or background to the face parser on this dark photo (0.00; until algorithm 70 the shaved sides counted as solid hair too, 10-16%)",
   // (Bombshell Curls in grey read as a hat or cloth on s5-right, rotated 50 and at 0.6 scale until
   // algorithm 65's looser curls with lighter creases: 0.78, 0.71, 0.90.)
-  's5-right-rot-15|readsAsHair-short': "Mohawk, blonde: the solid pixels are mostly the shaved sides, which the face parser reads as background or skin (29% hair, 4% hat)",
+  // (s5-right rotated -15, Mohawk blonde: 29% read as hair while the hair mask counted the shaved
+  // sides, scalp tinted by stubble, as solid hair; 0.61 since algorithm 70 counts them at the
+  // stubble's hair share.)
   // (s5-right rotated -15: her hair between her cheek and her neighbour's shoulder read as hair
   // left, 0.13-0.18, until stop 42 turned the body model with her head: 0.016.)
   's5-right-rot50|readsAsHair-short': "Short Curly, white: the short curly dome reads as a knitted cap to the face parser",

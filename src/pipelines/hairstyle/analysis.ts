@@ -14,6 +14,7 @@ import { anchorsOf, frameU, frameV, makeFrame, rollDegrees, yawDegrees } from '.
 import { AppError, pastLimit } from '../../errors/codes.ts';
 import { hairFromParsing, hairFromSegmentation } from './hair.ts';
 import type { HeadAnalysis, HeadGeometry, Look } from './render.ts';
+import { STUBBLE_HAIR } from './templates.ts';
 import { kthSmallest, labAt } from '../../steps/color.ts';
 import { blurSigma } from '../../imaging/blur.ts';
 import { maskBox, type Region } from '../../imaging/morphology.ts';
@@ -30,14 +31,6 @@ function photoRules(params: Readonly<Record<string, unknown>>): PhotoRules {
 
 /** The blur estimate's gain, the drawn hair's own softness and the most the hair is blurred (px; see measureLook). */
 const BLUR_GAIN = 1.25, DRAWN_BLUR = 1, MAX_BLUR = 4;
-
-/**
- * The old hair's share in shaved stubble's colour (the rest the face's skin): a freshly shaved
- * scalp is skin tinted by the bristles' roots. At 0.4, with the stubble's strong texture, the
- * Mohawk's sides were a grey-brown felt (templates.ts SHAVED_SIDES); at 0.35 a brown leather cap
- * on dark-haired s5-front.
- */
-const STUBBLE_HAIR = 0.2;
 
 /** Grey level of pixel i (at module level: a closure made per call deoptimized this loop, 'wrong call target', every task). */
 const greyAt = (data: Uint8Array, i: number) => 0.299 * data[3 * i]! + 0.587 * data[3 * i + 1]! + 0.114 * data[3 * i + 2]!;

@@ -10,7 +10,7 @@ import { giveBack, takePlane } from '../../imaging/scratch.ts';
 import { HAIR_COLOR_TARGETS, shadeRamp } from '../../steps/color.ts';
 import { pullPush } from '../../steps/patch-fill.ts';
 import { frameV } from './frame.ts';
-import { STUBBLE_SHADE, smooth } from './templates.ts';
+import { STUBBLE_HAIR, STUBBLE_SHADE, smooth } from './templates.ts';
 import { CROWN_FADE, type HairLayer, type HeadAnalysis, type Look } from './render.ts';
 import { fillRemoved, finishLocks, opaqueCover, removal, type KeptLocks } from './removal.ts';
 /**
@@ -197,10 +197,16 @@ export function pictureOf(an: HeadAnalysis, layer: HairLayer, color: HairColor, 
   return { picture, hole, filled };
 }
 
-/** The layer's coverage as an 8-bit mask. */
+/**
+ * The layer's hair as an 8-bit mask: its coverage, shaved stubble counted at its hair's share
+ * (STUBBLE_HAIR; the rest of a shaved pixel is scalp). The Mohawk's shaved sides were solid hair in
+ * the mask, 80% of whose colour is the face's skin: a mask for recolouring or compositing the hair
+ * took the scalp with it.
+ */
 export function alphaMask(layer: HairLayer): Uint8Array {
   const out = new Uint8Array(layer.alpha.length);
-  for (let i = 0; i < out.length; i++) out[i] = Math.round(layer.alpha[i]! * 255);
+  const scalp = 1 - STUBBLE_HAIR;
+  for (let i = 0; i < out.length; i++) out[i] = Math.round(layer.alpha[i]! * (1 - scalp * layer.stubble[i]!) * 255);
   return out;
 }
 

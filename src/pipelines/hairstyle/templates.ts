@@ -694,6 +694,15 @@ export const TEMPLATES: Readonly<Record<Hairstyle, Template>> = {
 export const STUBBLE_SHADE = -0.2;
 
 /**
+ * The old hair's share in shaved stubble's colour (the rest the face's skin): a freshly shaved
+ * scalp is skin tinted by the bristles' roots. At 0.4, with the stubble's strong texture, the
+ * Mohawk's sides were a grey-brown felt (SHAVED_SIDES); at 0.35 a brown leather cap on dark-haired
+ * s5-front. Also the hair's share of a shaved pixel in the output's hair mask (composite.ts
+ * alphaMask).
+ */
+export const STUBBLE_HAIR = 0.2;
+
+/**
  * The Mohawk's shaved sides, drawn under its strip: scalp with stubble, in the person's own colours
  * (render.ts's stubble share), nearly opaque: the removed hair under it was filled with what lies
  * beside the head, so a faint layer let the background show through the skull.
