@@ -814,6 +814,10 @@ const KNOWN: Record<string, string[]> = {
   // skirt, which the T-shirt's hem no longer covers in stripes.)
   's5-red-top upper_body tshirt': ['covered', 'shoulders'],
   's6-stripes upper_body tshirt': ['shoulders'],
+  // The reference's torso lies left of hers (drawn over the input at stop 49: MoveNet's image-left
+  // shoulder on the hair of the woman in front, its hip on her lap), half of it on that woman's
+  // hair and on her own arm in front: 42.0% covered. The T-shirt covers her torso but for a strip
+  // of the navy dress beside her arm.
   's5-navy upper_body tshirt': ['covered'],
   // The T-shirt's image-left edge lies over the edge of the hair beside the face of the woman in
   // front of her (124 px, a strip 8 px wide; 127 before stop 41): the target's shoulder is hidden
