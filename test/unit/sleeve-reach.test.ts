@@ -4,28 +4,19 @@
 // long one whose wrist BlazePose lays out of the photo is not taken there. A synthetic standing
 // body on a rectangle instance: the answer is known without any model.
 import { describe, expect, it } from 'vitest';
-import { BLAZEPOSE_LANDMARKS, type BodyLandmark, type BodyPose } from '../../src/steps/blazepose.ts';
 import { bodyFrame } from '../../src/pipelines/tryon/body.ts';
 import { bodyParts } from '../../src/pipelines/tryon/parts.ts';
+import { syntheticPose } from '../helpers/synthetic-pose.ts';
 
 const W = 400, H = 700;
 const ELBOW_Y = 300;
 
 /** A frontal body, arms hanging beside the torso; the image-left wrist at `wristY`. */
-function pose(wristY: number): BodyPose {
-  const at: Record<string, [number, number]> = {
-    nose: [200, 90], left_shoulder: [260, 180], right_shoulder: [140, 180],
+const pose = (wristY: number) =>
+  syntheticPose({
     right_elbow: [110, ELBOW_Y], right_wrist: [105, wristY], right_index: [105, wristY + 30], right_pinky: [100, wristY + 30], right_thumb: [110, wristY + 30],
     left_elbow: [290, ELBOW_Y], left_wrist: [295, 410], left_index: [295, 440], left_pinky: [300, 440], left_thumb: [290, 440],
-    left_hip: [240, 420], right_hip: [160, 420], left_knee: [240, 560], right_knee: [160, 560],
-    left_ankle: [240, 680], right_ankle: [160, 680], left_foot_index: [245, 695], right_foot_index: [155, 695],
-  };
-  const landmarks = Object.fromEntries(BLAZEPOSE_LANDMARKS.map((n) => {
-    const [x, y] = at[n] ?? at.nose!;
-    return [n, { x, y, z: 0, visibility: 0.99, presence: 0.99 } satisfies BodyLandmark];
-  })) as BodyPose['landmarks'];
-  return { landmarks, presence: 1, mask: new Uint8Array(0) } as unknown as BodyPose;
-}
+  });
 
 /** The person: the torso and the arms' columns beside it. */
 const instance = new Uint8Array(W * H);

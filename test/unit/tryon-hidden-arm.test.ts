@@ -3,29 +3,22 @@
 // is cut out and gets its sleeve. A synthetic standing body on a rectangle instance: the answer is
 // known without any model.
 import { describe, expect, it } from 'vitest';
-import { BLAZEPOSE_LANDMARKS, type BodyLandmark, type BodyPose } from '../../src/steps/blazepose.ts';
 import { bodyFrame, hiddenArm } from '../../src/pipelines/tryon/body.ts';
 import { bodyParts } from '../../src/pipelines/tryon/parts.ts';
+import { syntheticPose } from '../helpers/synthetic-pose.ts';
 
 const W = 400, H = 700;
 
 /** A frontal body; the image-right arm (the person's left) hangs across the torso with `vis`. */
-function pose(vis: number): BodyPose {
-  const at: Record<string, [number, number]> = {
-    nose: [200, 90], left_shoulder: [260, 180], right_shoulder: [140, 180],
-    right_elbow: [110, 300], right_wrist: [105, 410], right_index: [105, 440], right_pinky: [100, 440], right_thumb: [110, 440],
-    // The far arm laid across the torso, as BlazePose guesses a hidden arm.
-    left_elbow: [230, 300], left_wrist: [215, 400], left_index: [212, 430], left_pinky: [208, 430], left_thumb: [218, 430],
-    left_hip: [240, 420], right_hip: [160, 420], left_knee: [240, 560], right_knee: [160, 560],
-    left_ankle: [240, 680], right_ankle: [160, 680], left_foot_index: [245, 695], right_foot_index: [155, 695],
-  };
-  const landmarks = Object.fromEntries(BLAZEPOSE_LANDMARKS.map((n) => {
-    const [x, y] = at[n] ?? at.nose!;
-    const hidden = /^left_(elbow|wrist|index|pinky|thumb)$/.test(n);
-    return [n, { x, y, z: 0, visibility: hidden ? vis : 0.99, presence: 0.99 } satisfies BodyLandmark];
-  })) as BodyPose['landmarks'];
-  return { landmarks, presence: 1, mask: new Uint8Array(0) } as unknown as BodyPose;
-}
+const pose = (vis: number) =>
+  syntheticPose(
+    {
+      right_elbow: [110, 300], right_wrist: [105, 410], right_index: [105, 440], right_pinky: [100, 440], right_thumb: [110, 440],
+      // The far arm laid across the torso, as BlazePose guesses a hidden arm.
+      left_elbow: [230, 300], left_wrist: [215, 400], left_index: [212, 430], left_pinky: [208, 430], left_thumb: [218, 430],
+    },
+    (n) => (/^left_(elbow|wrist|index|pinky|thumb)$/.test(n) ? vis : 0.99),
+  );
 
 /** The person: a torso rectangle and the arms' columns beside it. */
 const instance = new Uint8Array(W * H);

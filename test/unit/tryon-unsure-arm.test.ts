@@ -5,28 +5,21 @@
 // rectangle instance that reaches past the guessed arm (the friend's arm): the answer is known
 // without any model.
 import { describe, expect, it } from 'vitest';
-import { BLAZEPOSE_LANDMARKS, type BodyLandmark, type BodyPose } from '../../src/steps/blazepose.ts';
 import { bodyFrame, unsureArm } from '../../src/pipelines/tryon/body.ts';
 import { bodyParts } from '../../src/pipelines/tryon/parts.ts';
+import { syntheticPose } from '../helpers/synthetic-pose.ts';
 
 const W = 400, H = 700;
 
 /** A frontal body whose image-left arm (the person's right) hangs beside the torso with `vis`. */
-function pose(vis: number): BodyPose {
-  const at: Record<string, [number, number]> = {
-    nose: [200, 90], left_shoulder: [260, 180], right_shoulder: [140, 180],
-    right_elbow: [120, 300], right_wrist: [115, 410], right_index: [115, 440], right_pinky: [110, 440], right_thumb: [120, 440],
-    left_elbow: [290, 300], left_wrist: [295, 410], left_index: [295, 440], left_pinky: [300, 440], left_thumb: [290, 440],
-    left_hip: [240, 420], right_hip: [160, 420], left_knee: [240, 560], right_knee: [160, 560],
-    left_ankle: [240, 680], right_ankle: [160, 680], left_foot_index: [245, 695], right_foot_index: [155, 695],
-  };
-  const landmarks = Object.fromEntries(BLAZEPOSE_LANDMARKS.map((n) => {
-    const [x, y] = at[n] ?? at.nose!;
-    const guessed = /^right_(elbow|wrist|index|pinky|thumb)$/.test(n);
-    return [n, { x, y, z: 0, visibility: guessed ? vis : 0.99, presence: 0.99 } satisfies BodyLandmark];
-  })) as BodyPose['landmarks'];
-  return { landmarks, presence: 1, mask: new Uint8Array(0) } as unknown as BodyPose;
-}
+const pose = (vis: number) =>
+  syntheticPose(
+    {
+      right_elbow: [120, 300], right_wrist: [115, 410], right_index: [115, 440], right_pinky: [110, 440], right_thumb: [120, 440],
+      left_elbow: [290, 300], left_wrist: [295, 410], left_index: [295, 440], left_pinky: [300, 440], left_thumb: [290, 440],
+    },
+    (n) => (/^right_(elbow|wrist|index|pinky|thumb)$/.test(n) ? vis : 0.99),
+  );
 
 /** The torso and arms, and beyond the image-left arm a neighbour's arm joined to them (x 40-100). */
 const instance = new Uint8Array(W * H);
