@@ -337,7 +337,8 @@ function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: Part
     return u[0] * down[0] + u[1] * down[1] > GUESSED_HANGS;
   };
   const hanging = guessed.filter((sd) => hangs(b[sd].shoulder, b[sd].elbow));
-  const unseenLine = shapesMask(
+  // (null without a hanging guessed arm: the usual case, no mask to subtract.)
+  const unseenLine = !hanging.length ? null : shapesMask(
     hanging.flatMap((sd) => {
       const r = 0.04 * size, j = b[sd];
       return [{ a: lerp(j.shoulder, j.elbow, -0.2), b: j.elbow, r }, ...(hangs(j.elbow, j.wrist) ? [{ a: j.elbow, b: j.wrist, r }] : [])];
@@ -345,7 +346,7 @@ function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: Part
     W,
     H,
   );
-  const torsoAllowed = andNot(instance, armsAll, unseenLine);
+  const torsoAllowed = unseenLine ? andNot(instance, armsAll, unseenLine) : andNot(instance, armsAll);
   const strips: Strips = {};
   const clips: BodyParts['clips'] = {};
   const cuffs: BodyParts['cuffs'] = {};
@@ -423,8 +424,9 @@ function partsOf(b: Body, instance: Uint8Array, type: ClothesType, lengths: Part
     // torso, and a torso whose shoulders stopped at the upper arms' capsules left the old dress
     // showing over the cap between its edge and the sleeve (s6-red-dress).
     const capsOn = type === 'upper_body' ? andNot(instance, arms, lowArms) : allowed;
-    strips.torso = measured(add(b.neck, down, -lift), down, length, TORSO_STATIONS, allowed, andNot(armsAll, unseenLine), 0.3 * size, 1.1 * size, sideShoulder, protect, capsOn, hanging.length ? unseenLine : undefined);
-    clips.torso = andNot(andNot(base, arms, lowArms), unseenLine);
+    strips.torso = measured(add(b.neck, down, -lift), down, length, TORSO_STATIONS, allowed, unseenLine ? andNot(armsAll, unseenLine) : armsAll, 0.3 * size, 1.1 * size, sideShoulder, protect, capsOn, unseenLine ?? undefined);
+    const clip = andNot(base, arms, lowArms);
+    clips.torso = unseenLine ? andNot(clip, unseenLine) : clip;
     for (const s of seen) {
       const l = lengths[`sleeve${s}`];
       if (!l) continue;
