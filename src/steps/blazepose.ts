@@ -68,6 +68,12 @@ export interface BodyPose {
    * that is used, whose full-resolution map cost as much as the target's).
    */
   mask: Uint8Array;
+  /**
+   * The mask as the model gave it: probabilities on its L x L crop (`roi`), kept where asked for
+   * (bodyLandmarks' `prob`) so that the mask can be drawn later (poseMask) only where it is used,
+   * without running the model again.
+   */
+  prob?: Float32Array;
 }
 
 const sigmoid = (v: number) => 1 / (1 + Math.exp(-Math.min(100, Math.max(-100, v))));
@@ -152,7 +158,7 @@ export async function bodyLandmarks(
   roiScale: number,
   t: StageTimer,
   stages: StepStages = MODEL_STAGES,
-  { mask = true }: { mask?: boolean } = {},
+  { mask = true, prob = false }: { mask?: boolean; prob?: boolean } = {},
 ): Promise<BodyPose> {
   const roi = poseRoi(d, roiScale);
   const crop = await t.time(stages[0], () => sampleAffine(image, roiSampler(roi, L, L), L, L, 'zero', [0, 1]));
@@ -169,7 +175,20 @@ export async function bodyLandmarks(
       landmarks[name] = { x, y, z, visibility: sigmoid(ld[5 * i + 3]!), presence: sigmoid(ld[5 * i + 4]!) };
     });
     // The mask and the presence flag leave the graph through its own sigmoids: already 0..1.
-    const prob = named('Identity_1');
-    return { detection: d, roi, presence: named('Identity_3')[0]!, landmarks, mask: mask ? maskToImage(prob, L, roi, image.width, image.height) : new Uint8Array(0) };
+    const probs = named('Identity_1');
+    return {
+      detection: d,
+      roi,
+      presence: named('Identity_3')[0]!,
+      landmarks,
+      mask: mask ? maskToImage(probs, L, roi, image.width, image.height) : new Uint8Array(0),
+      ...(prob ? { prob: Float32Array.from(probs) } : {}),
+    };
   });
+}
+
+/** The person mask (0..255) of a pose kept with its probabilities (`prob`), for a W x H picture in the pose's pixels. */
+export function poseMask(p: BodyPose, W: number, H: number): Uint8Array {
+  if (!p.prob) throw new Error('poseMask: the pose was found without its probabilities (bodyLandmarks prob: true)');
+  return maskToImage(p.prob, Math.round(Math.sqrt(p.prob.length)), p.roi, W, H);
 }

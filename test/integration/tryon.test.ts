@@ -1054,6 +1054,48 @@ describe('try-on inputs', () => {
     }
   }, 120_000);
 
+  describe('a whole group photo at the size users upload (face-api sample6 at 1150 px; hand-annotated boxes)', () => {
+    // The whole of face-api's sample6 scaled to 1150 px wide (1150x921): four women, the target
+    // (the largest, most central face) the turned maroon dress second from the left. Until stop 49
+    // the try-on found her body again on her columns of the photo (528 px wide); BlazePose's crop
+    // reached past them into black, its landmarks slid onto the jumpsuit beside her (her eyes 0.9
+    // face widths off her face's), and the T-shirt and the dress were drawn as a patch between the
+    // two: 28% of T below covered, 6,596 garment px on J. Now such landmarks are not trusted and
+    // the whole photo is worked on. Hand-annotated on the input: T, her dress right of her hair
+    // between chest and waist; J, the jumpsuit right of her; G, the green dress left of her.
+    const W = 1150;
+    const boxes = { T: [480, 520, 600, 720], J: [640, 470, 780, 900], G: [150, 600, 350, 900] } as const;
+    const masks = new Map<string, Uint8Array>();
+    beforeAll(async () => {
+      const bytes = await sharp(await facePhoto('sample6')).resize({ width: W }).jpeg({ quality: 92 }).toBuffer();
+      for (const [type, garment] of [['upper_body', tshirt], ['dresses', dress]] as const) {
+        const r = await run(type, await garment(), bytes);
+        masks.set(type, (await sharp(Buffer.from(r.files[1]!.data)).extractChannel(0).raw().toBuffer()) as unknown as Uint8Array);
+      }
+    }, 180_000);
+    const on = (type: string, box: keyof typeof boxes) => {
+      const [x0, y0, x1, y1] = boxes[box];
+      const alpha = masks.get(type)!;
+      let n = 0;
+      for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) if (alpha[y * W + x]! > 127) n++;
+      console.log(`sample6 at 1150 px ${type}: garment px in ${box} ${n} (${((100 * n) / ((x1 - x0) * (y1 - y0))).toFixed(1)}%)`);
+      return n / ((x1 - x0) * (y1 - y0));
+    };
+    for (const type of ['upper_body', 'dresses']) {
+      vit(`${type}: covers at least 90% of her torso (T) and nothing of the green dress (G)`, () => {
+        expect(on(type, 'T')).toBeGreaterThan(0.9);
+        expect(on(type, 'G')).toBe(0);
+      });
+      // KNOWN: the garment's image-right edge runs 20-30 px onto the jumpsuit's left edge (5.9% of J
+      // for the T-shirt; looked at): BlazePose finds no body for the jumpsuit's wearer that follows
+      // her (her skeleton lies half a face width off her face and is dropped), so the split of the
+      // people's mask gives that edge to the target, whose far shoulder lies on the jumpsuit's.
+      vit.fails(`${type}: puts no garment on the jumpsuit (J)`, () => {
+        expect(on(type, 'J')).toBe(0);
+      });
+    }
+  });
+
   it("works a photo of more than the version's max_work_pixels at a smaller scale: the picture, its crop and the keypoints in the photo's own pixels (reference MoveNet)", async () => {
     // The standing person enlarged to 1200x3207 (3.8 MP, a phone photo's size; 2 MP is the
     // version's most). The dev-set checks above run on this photo too; here what the scale must

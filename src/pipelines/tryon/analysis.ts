@@ -14,7 +14,7 @@ import { cropPadded, type RgbImage } from '../../imaging/image.ts';
 import { placeMaskResampled, resampleSquare } from '../../imaging/resample.ts';
 import { numberParam } from '../../models/params.ts';
 import type { StageTimer } from '../../domain/stage-timer.ts';
-import { bodyLandmarks, detectBodies, type BodyPose } from '../../steps/blazepose.ts';
+import { bodyLandmarks, detectBodies, poseMask, type BodyPose } from '../../steps/blazepose.ts';
 import type { Detection } from '../../steps/mediapipe.ts';
 import { detectFaces, type Face } from '../../steps/face-detection.ts';
 import { CELEBAMASK_CLASSES, CLASS, parseFace, parseFaceSoon, type FaceParse } from '../../steps/face-parsing.ts';
@@ -106,11 +106,61 @@ function faceShapes(f: Face): Shape[] {
 }
 
 /**
- * The faces and body detections on a photo and the target among them: the best-scoring face that
- * has a body (a face cut by the photo's edge may have none), else the best body; -1 where none.
- * With `faceRequired` and no face, no bodies are looked for.
+ * How far (face widths) a neighbour's BlazePose eyes may lie from the eyes of the face detection
+ * they belong to, and how far (degrees) her torso (shoulders' middle to hips' middle) may lean
+ * from her face's down (square to its eye line). Where BlazePose lays a neighbour's landmarks off
+ * her, her skeleton claims the target's body: on whole sample6 at 1150 px the striped jumpsuit's
+ * skeleton lay 0.51 face widths left of her face with a shoulder on the target's, and the green
+ * dress's on the left, turned 48 degrees by the body detector, leant 34 degrees from her nearly
+ * level face with her hips on the target's (31-40 at other sizes); they split the target's torso
+ * and 82% of the garment counted as on other people (a refusal). Skeletons that follow their
+ * person there: eyes 0.04-0.17 face widths off, torsos 1-13 degrees from their faces' down.
  */
-export async function findTarget(ctx: PipelineContext, image: RgbImage, t: StageTimer, faceRequired = false): Promise<{ faces: Face[]; bodies: Detection[]; fi: number; bi: number }> {
+const EYES_OFF = 0.4, LEAN_OFF = 25;
+
+/** How far (the face box's widths) a pose's eyes lie from a face detection's (their midpoints). */
+function eyesOff(pose: BodyPose, f: Face): number {
+  const L = pose.landmarks, k = f.keypoints;
+  const ex = (L.left_eye.x + L.right_eye.x) / 2, ey = (L.left_eye.y + L.right_eye.y) / 2;
+  return Math.hypot(ex - (k.left_eye.x + k.right_eye.x) / 2, ey - (k.left_eye.y + k.right_eye.y) / 2) / f.box.width;
+}
+
+/**
+ * Whether a neighbour's landmarks disagree with her face: her eyes (both seen) lie near a detected
+ * face (within 1.5 of its widths: the face they belong to) but more than EYES_OFF from its eyes, or
+ * her torso leans more than LEAN_OFF from that face's down. Such a neighbour is kept by her face
+ * alone (faceShapes). Without a face near them (cut by the frame, turned away) there is nothing to
+ * judge them by and they are kept.
+ */
+function offItsFace(pose: BodyPose, faces: Face[]): boolean {
+  const L = pose.landmarks;
+  if (L.left_eye.visibility < 0.5 || L.right_eye.visibility < 0.5) return false;
+  let best = Infinity, face: Face | undefined;
+  for (const f of faces) {
+    const d = eyesOff(pose, f);
+    if (d < best) (best = d), (face = f);
+  }
+  if (!face || best >= 1.5) return false;
+  if (best > EYES_OFF) return true;
+  // Directions as angles from the image's down (atan2 of x over y). The face's down is its eye
+  // line (the person's right eye, image-left, to her left) turned a quarter clockwise.
+  const k = face.keypoints;
+  const faceDown = Math.atan2(-(k.left_eye.y - k.right_eye.y), k.left_eye.x - k.right_eye.x);
+  const sx = (L.left_shoulder.x + L.right_shoulder.x) / 2, sy = (L.left_shoulder.y + L.right_shoulder.y) / 2;
+  const torso = Math.atan2((L.left_hip.x + L.right_hip.x) / 2 - sx, (L.left_hip.y + L.right_hip.y) / 2 - sy);
+  let off = Math.abs(torso - faceDown) * (180 / Math.PI);
+  if (off > 180) off = 360 - off;
+  return off > LEAN_OFF;
+}
+
+/**
+ * The faces and body detections on a photo, the target among them and her landmarks: the target
+ * is the best-scoring face that has a body (a face cut by the photo's edge may have none), else the
+ * best body; -1 where none. With `faceRequired` and no face, no bodies are looked for. `pose`:
+ * BlazePose on the target's detection (with its mask's probabilities, drawn where used), which
+ * personRegion and analyzePerson on this same photo share.
+ */
+export async function findTarget(ctx: PipelineContext, image: RgbImage, t: StageTimer, faceRequired = false): Promise<{ faces: Face[]; bodies: Detection[]; fi: number; bi: number; pose?: BodyPose }> {
   const P = (k: string) => numberParam(ctx.params, k, 'tryon');
   const { width: W, height: H } = image;
   const detector = { input_size: P('detector_size'), min_score: P('detector_min_score'), iou_threshold: P('detector_iou_threshold'), max_faces: P('detector_max_faces'), resample: 'js' as const };
@@ -125,7 +175,9 @@ export async function findTarget(ctx: PipelineContext, image: RgbImage, t: Stage
     bi = bodyOfFace(faces[fi]!, bodies);
   }
   if (bi < 0) (fi = -1), (bi = targetBodyIndex(bodies, W));
-  return { faces, bodies, fi, bi };
+  if (bi < 0) return { faces, bodies, fi, bi };
+  const pose = await bodyLandmarks(await ctx.session('body_landmarks'), image, bodies[bi]!, P('landmark_size'), P('roi_scale'), t, undefined, { mask: false, prob: true });
+  return { faces, bodies, fi, bi, pose };
 }
 
 /**
@@ -147,7 +199,7 @@ export async function personRegion(ctx: PipelineContext, image: RgbImage, found:
   const P = (k: string) => numberParam(ctx.params, k, 'tryon');
   const { width: W, height: H } = image;
   if (found.bi < 0) return null;
-  const pose = await bodyLandmarks(await ctx.session('body_landmarks'), image, found.bodies[found.bi]!, P('landmark_size'), P('roi_scale'), t, undefined, { mask: false });
+  const pose = found.pose!;
   if (pose.presence < P('min_presence')) return null;
   const xs = Object.values(pose.landmarks).filter((k) => k.presence > 0.5).map((k) => k.x);
   if (!xs.length) return null;
@@ -157,6 +209,18 @@ export async function personRegion(ctx: PipelineContext, image: RgbImage, found:
   const x0 = Math.max(0, Math.floor(lo - m)), x1 = Math.min(W, Math.ceil(hi + m));
   if (x1 - x0 > 0.6 * W) return null;
   return { x: x0, y: 0, width: x1 - x0, height: H };
+}
+
+/**
+ * Whether the target's landmarks agree with her face: BlazePose's eyes within EYES_OFF face widths
+ * of the face detector's (true without a face or landmarks to judge by). On a part of a group photo
+ * (personRegion's columns) BlazePose's crop, as wide as the body is tall, reaches past the part's
+ * edges into black, and at times its landmarks slide off her there: on whole sample6 at 1150 px her
+ * eyes lay 0.90 face widths off, her shoulders on the jumpsuit beside her, and the T-shirt and the
+ * dress were drawn as a patch between the two (0.13-0.37 where they follow her).
+ */
+export function landmarksOnFace(p: PersonAnalysis): boolean {
+  return !p.face || !p.pose || eyesOff(p.pose, p.face) <= EYES_OFF;
 }
 
 /** findTarget's answer: the faces and body detections on a photo and the target's indices among them. */
@@ -172,19 +236,19 @@ export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: St
   const P = (k: string) => numberParam(ctx.params, k, 'tryon');
   const { width: W, height: H } = image;
   const none = { image, body: null, pose: null, face: undefined, others: [], otherBodies: 0, person: new Uint8Array(W * H), everyone: new Uint8Array(W * H), instance: new Uint8Array(W * H), heightFraction: 0 };
-  const { faces, bodies, fi, bi } = opts.found ?? (await findTarget(ctx, image, t, opts.faceRequired));
+  const { faces, bodies, fi, bi, pose: found } = opts.found ?? (await findTarget(ctx, image, t, opts.faceRequired));
   if (opts.faceRequired && !faces.length) return none;
   const face = faces[fi];
   if (bi < 0) return { ...none, face };
   const parse = face ? (await parseFaceSoon(await ctx.session('parser'), image, face, parserParams(ctx), t)).parse : undefined;
-  const landmarker = await ctx.session('body_landmarks');
-  const L = P('landmark_size'), roiScale = P('roi_scale');
-  const pose = await bodyLandmarks(landmarker, image, bodies[bi]!, L, roiScale, t);
   // A body BlazePose cannot make out (presence 0.32 for s5-left sitting among four others in the
   // whole of face-api's sample5: its landmarks then lay on her neighbour's knee) is refused as
   // such, not as no person at all.
-  if (pose.presence < P('min_presence')) return { ...none, face, unclear: { presence: pose.presence, least: P('min_presence') } };
+  if (found!.presence < P('min_presence')) return { ...none, face, unclear: { presence: found!.presence, least: P('min_presence') } };
+  const pose = { ...found!, mask: await t.time('postprocess', () => poseMask(found!, W, H)) };
   const body = bodyFrame(face ? shouldersBelowFace(pose, face) : pose, W, H);
+  const landmarker = await ctx.session('body_landmarks');
+  const L = P('landmark_size'), roiScale = P('roi_scale');
 
   // Other people: their landmarks (up to 3 detections), else their faces.
   const others: Shape[][] = [];
@@ -199,7 +263,7 @@ export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: St
     extra++;
     // Only its landmarks are used (its skeleton for the split), not its mask.
     const other = await bodyLandmarks(landmarker, image, d, L, roiScale, t, undefined, { mask: false });
-    if (other.presence < P('min_presence')) continue;
+    if (other.presence < P('min_presence') || offItsFace(other, faces)) continue;
     const ob = bodyFrame(other, W, H);
     others.push(skeletonShapes(ob, 0.4 * ob.size));
     faces.forEach((f, j) => {

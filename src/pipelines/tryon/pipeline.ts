@@ -29,7 +29,7 @@ import { labAt, labMedians, skinColoured, srgbToLab } from '../../steps/color.ts
 import { giveBack, takeBytes, takeInts } from '../../imaging/scratch.ts';
 import { jsonFile, maskFile, pictureFile } from '../output.ts';
 import { definePipeline, type PipelineContext } from '../types.ts';
-import { analyzePerson, cutTo3by4, faceAndHair, findTarget, personRegion, type Found, type PersonAnalysis } from './analysis.ts';
+import { analyzePerson, cutTo3by4, faceAndHair, findTarget, landmarksOnFace, personRegion, type Found, type PersonAnalysis } from './analysis.ts';
 import { armShapes, checkBody, checkLegsSeen, lerp, type Body, type P } from './body.ts';
 import { garmentAtScale, layerParts, PART_ORDER, removeUncovered, shadeAndBlend, type GarmentLayer } from './compose.ts';
 import { garmentSamples, productMask, productParts, type GarmentParts } from './garment.ts';
@@ -559,8 +559,9 @@ function alphaMask(alpha: Float32Array): Uint8Array {
  * its picture and garment mask back in the photo's pixels:
  *   - on a group photo the columns around the target (analysis.ts personRegion), pasted back;
  *     not with forced_cutting, whose picture is a crop around her anyway. The part's target must
- *     be the photo's (its face's centre inside the photo's target face box), and a refusal is the
- *     whole photo's to give: otherwise the whole photo is worked on (with the detections made).
+ *     be the photo's (its face's centre inside the photo's target face box) with her landmarks
+ *     on her face (analysis.ts landmarksOnFace), and a refusal is the whole photo's to give:
+ *     otherwise the whole photo is worked on (with the detections and landmarks made).
  *   - a part (or photo) of more than the version's max_work_pixels (a phone photo is 12 MP)
  *     scaled down to that many pixels, and what changed scaled back up over its own pixels
  *     (compose.ts garmentAtScale): every stage after the models costs per pixel of the person
@@ -585,7 +586,7 @@ export async function renderAtWorkSize(ctx: PipelineContext, garmentImg: RgbImag
     const f = run.r.person.face?.box, want = located!.faces[located!.fi]!.box;
     const kx = run.photo.width / run.work.width, ky = run.photo.height / run.work.height;
     const at = f ? [(f.x + f.width / 2) * kx + region.x, (f.y + f.height / 2) * ky + region.y] : [NaN, NaN];
-    if (!(Math.abs(at[0]! - want.x - want.width / 2) < want.width / 2 && Math.abs(at[1]! - want.y - want.height / 2) < want.height / 2)) run = null;
+    if (!(Math.abs(at[0]! - want.x - want.width / 2) < want.width / 2 && Math.abs(at[1]! - want.y - want.height / 2) < want.height / 2) || !landmarksOnFace(run.r.person)) run = null;
   }
   if (!run) {
     region = null;
