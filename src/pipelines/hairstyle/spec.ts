@@ -26,4 +26,4 @@ export type HairstyleInput = z.infer<typeof HairstyleInput>;
 /** The job API's text fields (multipart), validated by the same rules. */
 export const HairstyleJobFields = HairstyleInput.pick({ hair_color: true, hairstyle: true, num_outputs: true });
 
-export const hairstyleSpec = pipelineSpec({ name: 'hairstyle', algorithmVersion: 70, input: HairstyleInput, fileFields: ['image_files'] });
+export const hairstyleSpec = pipelineSpec({ name: 'hairstyle', algorithmVersion: 71, input: HairstyleInput, fileFields: ['image_files'] });
