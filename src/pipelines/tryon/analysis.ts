@@ -26,7 +26,7 @@ import { segmentPerson } from '../../steps/person-segmentation.ts';
 import { bodyOfFace, splitInstance, targetBodyIndex, targetFaceIndex, type Shape } from '../../steps/person-instance.ts';
 import type { PipelineContext } from '../types.ts';
 import { above } from './masks.ts';
-import { bodyFrame, mid, skeletonParts, skeletonShapes, type Body, type UnclearBody } from './body.ts';
+import { armShapes, bodyFrame, mid, skeletonParts, skeletonShapes, type Body, type UnclearBody } from './body.ts';
 
 /** Class names of a manifest param (face-parsing classes) as class ids. */
 function classIds(value: unknown, key: string): number[] {
@@ -294,19 +294,7 @@ export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: St
   // alone (there is no skeleton of hers to split by).
   const person = await t.time('instance', () => agreed(pose.mask, dilate(above(pose.mask, SURE), W, H, Math.max(2, Math.round(0.03 * body.size))), everyone));
 
-  const headR = face ? 0.6 * Math.max(face.box.width, face.box.height) : 0.4 * body.size;
-  const instance = await t.time('instance', () => {
-    // Arms reach less far than the torso, head and legs (wide trousers and skirts reach far from
-    // the leg bones): a neighbour nobody detected (cut by the frame) often stands right beside a
-    // hanging arm, and the full reach from the arm took half of her. The arms' reach is counted in
-    // shoulder widths where the body is turned (its size then comes from the torso's length).
-    const ref = Math.min(body.size, 1.1 * body.sw);
-    const reach = P('instance_reach') * body.size;
-    const { core, arms, legs } = skeletonParts(body, headR);
-    const shapes = [...core, ...arms, ...legs];
-    const reaches = [...core.map(() => reach), ...arms.map(() => 0.08 * ref), ...legs.map(() => reach)];
-    return splitInstance(person, W, H, shapes, others, { reach, reaches, seed: mid(body.neck, body.pelvis) });
-  });
+  const instance = await t.time('instance', () => targetSplit({ body, face, person, others }, P('instance_reach')));
   // Other people's heads are never the target's, even where the split gave them to her (a person
   // sitting in front of the target, whose head lies on the target's torso): the garment and the
   // fill stay off them. Where another face's disc (0.7 face sides) meets the instance, the face
@@ -334,6 +322,27 @@ export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: St
   }
   const box = maskBox(instance, W, H);
   return { image, body, pose, face, others, otherBodies, person, everyone, instance, heightFraction: box ? box.height / H : 0, parse };
+}
+
+/**
+ * The target's share of the people's mask (`person`), split from the others' by the skeletons:
+ * each pixel to the nearest skeleton, within `reachK` body sizes of hers. `withoutArms`: her arms
+ * on these image sides take no part (pipeline.ts unseenArms: an arm BlazePose lays on someone else).
+ * Arms reach less far than the torso, head and legs (wide trousers and skirts reach far from the
+ * leg bones): a neighbour nobody detected (cut by the frame) often stands right beside a hanging
+ * arm, and the full reach from the arm took half of her. The arms' reach is counted in shoulder
+ * widths where the body is turned (its size then comes from the torso's length).
+ */
+export function targetSplit(p: { body: Body; face?: Face; person: Uint8Array; others: Shape[][] }, reachK: number, withoutArms: ReadonlyArray<'L' | 'R'> = []): Uint8Array {
+  const { body, face } = p;
+  const headR = face ? 0.6 * Math.max(face.box.width, face.box.height) : 0.4 * body.size;
+  const ref = Math.min(body.size, 1.1 * body.sw);
+  const reach = reachK * body.size;
+  const { core, legs } = skeletonParts(body, headR);
+  const arms = armShapes(body, { sides: (['L', 'R'] as const).filter((s) => !withoutArms.includes(s)) });
+  const shapes = [...core, ...arms, ...legs];
+  const reaches = [...core.map(() => reach), ...arms.map(() => 0.08 * ref), ...legs.map(() => reach)];
+  return splitInstance(p.person, body.W, body.H, shapes, p.others, { reach, reaches, seed: mid(body.neck, body.pelvis) });
 }
 
 /** The face parser's crop and size for this version. */
