@@ -236,7 +236,7 @@ export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: St
   const P = (k: string) => numberParam(ctx.params, k, 'tryon');
   const { width: W, height: H } = image;
   const none = { image, body: null, pose: null, face: undefined, others: [], otherBodies: 0, person: new Uint8Array(W * H), everyone: new Uint8Array(W * H), instance: new Uint8Array(W * H), heightFraction: 0 };
-  const { faces, bodies, fi, bi, pose: found } = opts.found ?? (await findTarget(ctx, image, t, opts.faceRequired));
+  const { faces, bodies, fi, bi, pose: targetPose } = opts.found ?? (await findTarget(ctx, image, t, opts.faceRequired));
   if (opts.faceRequired && !faces.length) return none;
   const face = faces[fi];
   if (bi < 0) return { ...none, face };
@@ -244,8 +244,10 @@ export async function analyzePerson(ctx: PipelineContext, image: RgbImage, t: St
   // A body BlazePose cannot make out (presence 0.32 for s5-left sitting among four others in the
   // whole of face-api's sample5: its landmarks then lay on her neighbour's knee) is refused as
   // such, not as no person at all.
-  if (found!.presence < P('min_presence')) return { ...none, face, unclear: { presence: found!.presence, least: P('min_presence') } };
-  const pose = { ...found!, mask: await t.time('postprocess', () => poseMask(found!, W, H)) };
+  // (findTarget finds the target's landmarks wherever it finds her body.)
+  const found = targetPose!;
+  if (found.presence < P('min_presence')) return { ...none, face, unclear: { presence: found.presence, least: P('min_presence') } };
+  const pose = { ...found, mask: await t.time('postprocess', () => poseMask(found, W, H)) };
   const body = bodyFrame(face ? shouldersBelowFace(pose, face) : pose, W, H);
   const landmarker = await ctx.session('body_landmarks');
   const L = P('landmark_size'), roiScale = P('roi_scale');
