@@ -219,8 +219,9 @@ export async function personRegion(ctx: PipelineContext, image: RgbImage, found:
  * eyes lay 0.90 face widths off, her shoulders on the jumpsuit beside her, and the T-shirt and the
  * dress were drawn as a patch between the two (0.13-0.37 where they follow her).
  */
-export function landmarksOnFace(p: PersonAnalysis): boolean {
-  return !p.face || !p.pose || eyesOff(p.pose, p.face) <= EYES_OFF;
+export function landmarksOnFace(found: Found): boolean {
+  const face = found.faces[found.fi];
+  return !face || !found.pose || eyesOff(found.pose, face) <= EYES_OFF;
 }
 
 /** findTarget's answer: the faces and body detections on a photo and the target's indices among them. */

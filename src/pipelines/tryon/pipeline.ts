@@ -396,9 +396,17 @@ async function analyzeGarment(ctx: PipelineContext, image: RgbImage, type: Cloth
 
 /**
  * The whole try-on, with every intermediate (the demo's debug sheet draws them). `found`:
- * findTarget's answer on `personImg0`, when the caller has it already.
+ * findTarget's answer on `personImg0`, when the caller has it already; `onPart`: `personImg0` is
+ * a part of a group photo (renderAtWorkSize).
  */
-export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, personImg0: RgbImage, type: ClothesType, forcedCutting: boolean, t: StageTimer, found?: Found): Promise<TryonRender> {
+export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, personImg0: RgbImage, type: ClothesType, forcedCutting: boolean, t: StageTimer, found?: Found, onPart = false): Promise<TryonRender> {
+  // On a part of a group photo her landmarks must lie on her face (landmarksOnFace), or the part is
+  // given up before anything else is done there: renderAtWorkSize takes this refusal as the part's
+  // and works on the whole photo (the message is never the answer's).
+  if (onPart) {
+    found ??= await findTarget(ctx, personImg0, t);
+    if (!landmarksOnFace(found)) throw new AppError('NO_PERSON_FOUND', "the target's landmarks on her part of the photo lie off her face");
+  }
   let person = await analyzePerson(ctx, personImg0, t, { found });
   let crop = { x: 0, y: 0, width: personImg0.width, height: personImg0.height };
   let window: Region = crop;
@@ -570,8 +578,9 @@ function alphaMask(alpha: Float32Array): Uint8Array {
  *   - on a group photo the columns around the target (analysis.ts personRegion), pasted back;
  *     not with forced_cutting, whose picture is a crop around her anyway. The part's target must
  *     be the photo's (its face's centre inside the photo's target face box) with her landmarks
- *     on her face (analysis.ts landmarksOnFace), and a refusal is the whole photo's to give:
- *     otherwise the whole photo is worked on (with the detections and landmarks made).
+ *     on her face (analysis.ts landmarksOnFace, checked before anything else there), and a
+ *     refusal is the whole photo's to give: otherwise the whole photo is worked on (with the
+ *     detections and landmarks made).
  *   - a part (or photo) of more than the version's max_work_pixels (a phone photo is 12 MP)
  *     scaled down to that many pixels, and what changed scaled back up over its own pixels
  *     (compose.ts garmentAtScale): every stage after the models costs per pixel of the person
@@ -588,7 +597,7 @@ export async function renderAtWorkSize(ctx: PipelineContext, garmentImg: RgbImag
     const k = photo.width * photo.height > maxPixels ? Math.sqrt(maxPixels / (photo.width * photo.height)) : 1;
     const work = k < 1 ? await t.time('preprocess', () => scaledRgb(photo, k)) : photo;
     // The whole photo's own detections serve when it is worked on whole, at its own scale.
-    return { photo, k, work, r: await renderTryon(ctx, garmentImg, work, type, forcedCutting, t, !part && k === 1 ? located : undefined) };
+    return { photo, k, work, r: await renderTryon(ctx, garmentImg, work, type, forcedCutting, t, !part && k === 1 ? located : undefined, !!part) };
   };
   // (Only a refusal falls back: a cancelled task or a failing model stops here.)
   let run = region ? await attempt(region).catch((e: unknown) => (e instanceof AppError && e.code === 'NO_PERSON_FOUND' ? null : Promise.reject(e))) : null;
@@ -596,7 +605,7 @@ export async function renderAtWorkSize(ctx: PipelineContext, garmentImg: RgbImag
     const f = run.r.person.face?.box, want = located!.faces[located!.fi]!.box;
     const kx = run.photo.width / run.work.width, ky = run.photo.height / run.work.height;
     const at = f ? [(f.x + f.width / 2) * kx + region.x, (f.y + f.height / 2) * ky + region.y] : [NaN, NaN];
-    if (!(Math.abs(at[0]! - want.x - want.width / 2) < want.width / 2 && Math.abs(at[1]! - want.y - want.height / 2) < want.height / 2) || !landmarksOnFace(run.r.person)) run = null;
+    if (!(Math.abs(at[0]! - want.x - want.width / 2) < want.width / 2 && Math.abs(at[1]! - want.y - want.height / 2) < want.height / 2)) run = null;
   }
   if (!run) {
     region = null;
