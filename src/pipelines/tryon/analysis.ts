@@ -132,7 +132,7 @@ function eyesOff(pose: BodyPose, f: Face): number {
  * alone (faceShapes). Without a face near them (cut by the frame, turned away) there is nothing to
  * judge them by and they are kept.
  */
-function offItsFace(pose: BodyPose, faces: Face[]): boolean {
+export function offItsFace(pose: BodyPose, faces: Face[]): boolean {
   const L = pose.landmarks;
   if (L.left_eye.visibility < 0.5 || L.right_eye.visibility < 0.5) return false;
   let best = Infinity, face: Face | undefined;
