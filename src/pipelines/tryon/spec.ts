@@ -27,4 +27,4 @@ export type TryonInput = z.infer<typeof TryonInput>;
 /** The job API's text fields (multipart), validated by the same rules. */
 export const TryonJobFields = TryonInput.pick({ clothes_type: true, prompt: true, forced_cutting: true });
 
-export const tryonSpec = pipelineSpec({ name: 'tryon', algorithmVersion: 45, input: TryonInput, fileFields: ['clothes_image', 'custom_model'] });
+export const tryonSpec = pipelineSpec({ name: 'tryon', algorithmVersion: 46, input: TryonInput, fileFields: ['clothes_image', 'custom_model'] });
