@@ -118,6 +118,13 @@ function faceShapes(f: Face): Shape[] {
  */
 const EYES_OFF = 0.4, LEAN_OFF = 25;
 
+/** A face's down (unit): its eye line (the person's right eye, image-left, to her left) turned a quarter clockwise. */
+function faceDown(f: Face): readonly [number, number] {
+  const k = f.keypoints;
+  const ex = k.left_eye.x - k.right_eye.x, ey = k.left_eye.y - k.right_eye.y, el = Math.hypot(ex, ey) || 1;
+  return [-ey / el, ex / el];
+}
+
 /** How far (the face box's widths) a pose's eyes lie from a face detection's (their midpoints). */
 function eyesOff(pose: BodyPose, f: Face): number {
   const L = pose.landmarks, k = f.keypoints;
@@ -142,13 +149,12 @@ export function offItsFace(pose: BodyPose, faces: Face[]): boolean {
   }
   if (!face || best >= 1.5) return false;
   if (best > EYES_OFF) return true;
-  // Directions as angles from the image's down (atan2 of x over y). The face's down is its eye
-  // line (the person's right eye, image-left, to her left) turned a quarter clockwise.
-  const k = face.keypoints;
-  const faceDown = Math.atan2(-(k.left_eye.y - k.right_eye.y), k.left_eye.x - k.right_eye.x);
+  // Directions as angles from the image's down (atan2 of x over y).
+  const fd = faceDown(face);
+  const down = Math.atan2(fd[0], fd[1]);
   const sx = (L.left_shoulder.x + L.right_shoulder.x) / 2, sy = (L.left_shoulder.y + L.right_shoulder.y) / 2;
   const torso = Math.atan2((L.left_hip.x + L.right_hip.x) / 2 - sx, (L.left_hip.y + L.right_hip.y) / 2 - sy);
-  let off = Math.abs(torso - faceDown) * (180 / Math.PI);
+  let off = Math.abs(torso - down) * (180 / Math.PI);
   if (off > 180) off = 360 - off;
   return off > LEAN_OFF;
 }
@@ -167,22 +173,21 @@ export async function findTarget(ctx: PipelineContext, image: RgbImage, t: Stage
   const faces = await detectFaces(await ctx.session('detector'), image, detector, detector.min_score, t);
   if (faceRequired && !faces.length) return { faces, bodies: [], fi: -1, bi: -1 };
   const bodies = await detectBodies(await ctx.session('body_detector'), image, P('body_detector_size'), P('body_min_score'), P('body_iou_threshold'), t);
-  let fi = -1, bi = -1;
   const landmarks = async (d: Detection) => bodyLandmarks(await ctx.session('body_landmarks'), image, d, P('landmark_size'), P('roi_scale'), t, undefined, { mask: false, prob: true });
+  // The largest, most central face without a body detection: her body found from her face
+  // (bodyFromFace) before another face is taken for hers.
+  const best = faces.length ? targetFaceIndex(faces, W, H) : -1;
+  if (best >= 0 && bodyOfFace(faces[best]!, bodies) < 0) {
+    const d = bodyFromFace(faces[best]!);
+    const pose = await landmarks(d);
+    if (pose.presence >= P('min_presence') && eyesOff(pose, faces[best]!) <= EYES_OFF) return { faces, bodies: [...bodies, d], fi: best, bi: bodies.length, pose };
+  }
+  let fi = -1, bi = -1;
   const left = faces.map((_, i) => i);
-  let first = true;
   while (left.length && bi < 0) {
     const k = targetFaceIndex(left.map((i) => faces[i]!), W, H);
     fi = left.splice(k, 1)[0]!;
     bi = bodyOfFace(faces[fi]!, bodies);
-    // The largest, most central face without a body detection: her body found from her face
-    // (bodyFromFace) before another face is taken for hers.
-    if (bi < 0 && first) {
-      const d = bodyFromFace(faces[fi]!);
-      const pose = await landmarks(d);
-      if (pose.presence >= P('min_presence') && eyesOff(pose, faces[fi]!) <= EYES_OFF) return { faces, bodies: [...bodies, d], fi, bi: bodies.length, pose };
-    }
-    first = false;
   }
   if (bi < 0) (fi = -1), (bi = targetBodyIndex(bodies, W));
   if (bi < 0) return { faces, bodies, fi, bi };
@@ -202,9 +207,7 @@ export async function findTarget(ctx: PipelineContext, image: RgbImage, t: Stage
 const BODY_FROM_FACE = { hips: 3, radius: 3.5 };
 
 function bodyFromFace(f: Face): Detection {
-  const k = f.keypoints;
-  const ex = k.left_eye.x - k.right_eye.x, ey = k.left_eye.y - k.right_eye.y, el = Math.hypot(ex, ey) || 1;
-  const down = [-ey / el, ex / el] as const;
+  const down = faceDown(f);
   const s = f.box.height, c = [f.box.x + f.box.width / 2, f.box.y + f.box.height / 2] as const;
   const hip = { x: c[0] + down[0] * BODY_FROM_FACE.hips * s, y: c[1] + down[1] * BODY_FROM_FACE.hips * s };
   const r = BODY_FROM_FACE.radius * s;

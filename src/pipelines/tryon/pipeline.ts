@@ -441,7 +441,7 @@ export async function renderTryon(ctx: PipelineContext, garmentImg: RgbImage, pe
     // the jumpsuit beside her, whose wearer has no skeleton that follows her, and 5.8-6.5% of the
     // garment was drawn on the jumpsuit. The split is made again without that arm's capsules, and
     // her instance keeps only what both splits give her (the other heads cut from it stay cut).
-    const again = await t.time('instance', () => targetSplit({ ...person, body, face: person.face }, numberParam(ctx.params, 'instance_reach', 'tryon'), unseen));
+    const again = await t.time('instance', () => targetSplit({ ...person, body }, numberParam(ctx.params, 'instance_reach', 'tryon'), unseen));
     for (let i = 0; i < instance.length; i++) if (!again[i]) instance[i] = 0;
   }
   const { parts, legs } = await t.time('body', () => {
